@@ -1,0 +1,67 @@
+# fedlib & the Federated Unlearning Book.
+#   make book   set up .venv, execute every chapter at SCALE (default "default"), build the HTML
+#   make test   set up .venv, run the whole test suite (chapters at scale "ci", strict book build, browser check)
+SHELL := /bin/bash
+.SHELLFLAGS := -eo pipefail -c
+.DELETE_ON_ERROR:
+
+PYTHON ?= $(shell command -v python3.11 || command -v python3)
+VENV   := .venv
+PY     := $(VENV)/bin/python
+STAMP  := $(VENV)/.fedlib-installed
+SCALE  ?= default
+SEED   ?= 0
+
+# Real data comes from a local mirror when one sits beside the repository.
+MIRROR := $(abspath ../shared/data)
+ifneq ($(wildcard $(MIRROR)),)
+export FEDLIB_DATA_MIRROR ?= $(MIRROR)
+endif
+export MPLBACKEND := Agg
+export PYTHONHASHSEED := 0
+
+CHAPTERS := $(shell find notebooks -name '*.md' ! -name 'README.md' | sort)
+LIBRARY  := $(shell find fedlib -name '*.py') pyproject.toml
+BOOKSRC  := _config.yml _toc.yml $(shell find book -type f ! -name '*.pyc')
+SRC      := _build/$(SCALE)/src
+EXECUTED := $(patsubst %.md,$(SRC)/%.ipynb,$(CHAPTERS))
+HTML     := _build/$(SCALE)/_build/html/index.html
+
+.PHONY: book test setup chapters chapter lint clean
+.DEFAULT_GOAL := book
+
+setup: $(STAMP)
+
+$(STAMP): requirements.txt constraints.txt pyproject.toml
+	@test -x $(PY) || $(PYTHON) -m venv $(VENV)
+	$(PY) -m pip install --quiet --disable-pip-version-check -r requirements.txt -c constraints.txt
+	$(PY) -m pip install --quiet --disable-pip-version-check --no-deps --no-build-isolation -e .
+	@touch $@
+
+# A chapter is executed again only when its source, the library or the environment changed.
+$(SRC)/%.ipynb: %.md $(LIBRARY) $(STAMP)
+	$(PY) tools/run_chapter.py $< $@ -p scale $(SCALE) -p seed $(SEED)
+
+chapters: $(EXECUTED)
+
+$(HTML): $(EXECUTED) $(BOOKSRC) $(LIBRARY) tools/build_book.py
+	$(PY) tools/build_book.py --scale $(SCALE)
+	@touch $@
+
+book: $(HTML)
+	@echo "The book's front page: $(abspath $(HTML))"
+
+# Rerun one chapter, always: make chapter CHAPTER=notebooks/foundations/kmeans.md SCALE=paper SEED=1
+chapter: $(STAMP)
+	@test -n "$(CHAPTER)" || { echo "usage: make chapter CHAPTER=notebooks/<part>/<name>.md [SCALE=..] [SEED=..]"; exit 2; }
+	$(PY) tools/run_chapter.py $(CHAPTER) $(SRC)/$(CHAPTER:.md=.ipynb) -p scale $(SCALE) -p seed $(SEED)
+
+test: $(STAMP)
+	$(PY) -m ruff check fedlib tests tools book/_ext
+	$(PY) -m pytest
+
+lint: $(STAMP)
+	$(PY) -m ruff check fedlib tests tools book/_ext
+
+clean:
+	rm -rf _build

@@ -1,0 +1,18 @@
+"""Progress bars for long runs: shown interactively, never in the rendered book."""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Iterable
+from typing import TypeVar
+
+T = TypeVar("T")
+
+
+def progress(iterable: Iterable[T], **kwargs) -> Iterable[T]:
+    """Wrap ``iterable`` in a tqdm bar unless ``FEDLIB_PROGRESS=0`` (set by the book build)."""
+    if os.environ.get("FEDLIB_PROGRESS", "1") == "0":
+        return iterable
+    from tqdm.auto import tqdm
+
+    return tqdm(iterable, **kwargs)

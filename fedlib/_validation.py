@@ -1,0 +1,87 @@
+"""Input checks shared by every fedlib subpackage: inputs are coerced here and nowhere else."""
+
+from __future__ import annotations
+
+import numbers
+
+import numpy as np
+
+from fedlib._typing import NDArrayFloat, SeedLike
+
+
+def check_random_state(random_state: SeedLike) -> np.random.Generator:
+    """Turn ``random_state`` into a :class:`numpy.random.Generator`.
+
+    Parameters
+    ----------
+    random_state : int, Generator, SeedSequence or None
+        Pass an int for reproducible output across multiple function calls.
+        A Generator is returned as is (so the caller's stream advances);
+        ``None`` draws fresh entropy from the operating system.
+    """
+    if isinstance(random_state, np.random.Generator):
+        return random_state
+    if random_state is None or isinstance(random_state, (numbers.Integral, np.random.SeedSequence)):
+        return np.random.default_rng(random_state)
+    raise TypeError(
+        "random_state must be an int, a numpy.random.Generator, a SeedSequence or None, "
+        f"not {type(random_state).__name__}."
+    )
+
+
+def spawn_generators(random_state: SeedLike, n: int) -> list[np.random.Generator]:
+    """Return ``n`` independent generators derived from ``random_state``.
+
+    Per-client streams come from :meth:`numpy.random.SeedSequence.spawn`, so
+    client ``i`` sees the same stream whatever the other clients draw.
+    """
+    if isinstance(random_state, np.random.Generator):
+        seq = np.random.SeedSequence(random_state.integers(0, 2**63))
+    elif isinstance(random_state, np.random.SeedSequence):
+        seq = random_state
+    else:
+        check_random_state(random_state)  # type check only
+        seq = np.random.SeedSequence(random_state)
+    return [np.random.default_rng(s) for s in seq.spawn(n)]
+
+
+def check_array(X, *, name: str = "X", min_samples: int = 1, dtype=np.float64) -> NDArrayFloat:
+    """Return ``X`` as a C-contiguous 2-D float array with finite entries."""
+    try:
+        arr = np.asarray(X, dtype=dtype)
+    except (TypeError, ValueError) as exc:
+        raise TypeError(f"{name} must be array-like of numbers: {exc}") from exc
+    if arr.ndim != 2:
+        raise ValueError(f"{name} must be 2-D of shape (n_samples, n_features), got shape {arr.shape}.")
+    if arr.shape[0] < min_samples:
+        raise ValueError(f"{name} has n_samples={arr.shape[0]}; at least {min_samples} required.")
+    if arr.shape[1] < 1:
+        raise ValueError(f"{name} has n_features=0; at least 1 required.")
+    if not np.all(np.isfinite(arr)):
+        raise ValueError(f"{name} contains NaN or infinity.")
+    return np.ascontiguousarray(arr)
+
+
+def check_sample_weight(sample_weight, n_samples: int) -> NDArrayFloat:
+    """Return positive sample weights of length ``n_samples`` (ones when ``None``)."""
+    if sample_weight is None:
+        return np.ones(n_samples, dtype=np.float64)
+    w = np.asarray(sample_weight, dtype=np.float64)
+    if w.ndim != 1 or w.shape[0] != n_samples:
+        raise ValueError(f"sample_weight must have shape ({n_samples},), got {w.shape}.")
+    if not np.all(np.isfinite(w)) or np.any(w < 0):
+        raise ValueError("sample_weight must be finite and >= 0.")
+    if not np.any(w > 0):
+        raise ValueError("sample_weight must have at least one positive entry.")
+    return w
+
+
+def check_n_clusters(n_clusters, n_samples: int) -> int:
+    """Check ``1 <= n_clusters <= n_samples`` (K in all four papers)."""
+    if not isinstance(n_clusters, numbers.Integral) or isinstance(n_clusters, bool):
+        raise TypeError(f"n_clusters must be an int, not {type(n_clusters).__name__}.")
+    if n_clusters < 1:
+        raise ValueError(f"n_clusters={n_clusters} should be >= 1.")
+    if n_samples < n_clusters:
+        raise ValueError(f"n_samples={n_samples} should be >= n_clusters={n_clusters}.")
+    return int(n_clusters)

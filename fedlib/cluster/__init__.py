@@ -1,0 +1,21 @@
+"""Centralized clustering primitives shared by every chapter: K-means++, Lloyd, the K-means objective."""
+
+from fedlib.cluster._distance import assign_to_nearest, squared_distances
+from fedlib.cluster._federated import FederatedClustering, one_shot_federated_kmeans
+from fedlib.cluster._kmeanspp import kmeans_plusplus
+from fedlib.cluster._lloyd import KMeans, LloydResult, lloyd
+from fedlib.cluster._objective import kmeans_objective, loss_ratio, optimal_loss
+
+__all__ = [
+    "FederatedClustering",
+    "KMeans",
+    "LloydResult",
+    "assign_to_nearest",
+    "kmeans_objective",
+    "kmeans_plusplus",
+    "lloyd",
+    "loss_ratio",
+    "one_shot_federated_kmeans",
+    "optimal_loss",
+    "squared_distances",
+]

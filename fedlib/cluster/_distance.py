@@ -1,0 +1,63 @@
+"""Squared Euclidean distances and nearest-centre assignment, vectorised and chunked."""
+
+from __future__ import annotations
+
+import numpy as np
+
+from fedlib._typing import NDArrayFloat, NDArrayInt
+
+# Rows of X processed at once when a full (n_samples, n_centers) distance matrix
+# would be large; 2**22 doubles = 32 MiB per chunk.
+_CHUNK_ELEMENTS = 2**22
+
+
+def row_norms_squared(X: NDArrayFloat) -> NDArrayFloat:
+    """Return ``||x_i||^2`` for every row (``einsum`` avoids a temporary copy of ``X``)."""
+    return np.einsum("ij,ij->i", X, X)
+
+
+def squared_distances(
+    X: NDArrayFloat,
+    centers: NDArrayFloat,
+    *,
+    x_squared_norms: NDArrayFloat | None = None,
+) -> NDArrayFloat:
+    """Matrix of squared distances ``||x_i - c_j||^2``, shape ``(n_samples, n_centers)``.
+
+    Uses ``||x||^2 - 2 x.c + ||c||^2`` (one BLAS matrix product) and clips the
+    round-off negatives to zero.
+    """
+    if x_squared_norms is None:
+        x_squared_norms = row_norms_squared(X)
+    d2 = X @ centers.T
+    d2 *= -2.0
+    d2 += x_squared_norms[:, None]
+    d2 += row_norms_squared(centers)[None, :]
+    np.maximum(d2, 0.0, out=d2)
+    return d2
+
+
+def assign_to_nearest(
+    X: NDArrayFloat,
+    centers: NDArrayFloat,
+    *,
+    x_squared_norms: NDArrayFloat | None = None,
+) -> tuple[NDArrayInt, NDArrayFloat]:
+    """Index of the nearest centre for every row, and the squared distance to it.
+
+    Ties go to the lowest centre index, as in :func:`numpy.argmin`. Work is done
+    in row chunks so memory stays bounded for large ``n_samples * n_centers``.
+    """
+    n = X.shape[0]
+    if x_squared_norms is None:
+        x_squared_norms = row_norms_squared(X)
+    labels = np.empty(n, dtype=np.int64)
+    mind = np.empty(n, dtype=np.float64)
+    step = max(1, _CHUNK_ELEMENTS // max(1, centers.shape[0]))
+    for start in range(0, n, step):
+        stop = min(n, start + step)
+        d2 = squared_distances(X[start:stop], centers, x_squared_norms=x_squared_norms[start:stop])
+        lab = np.argmin(d2, axis=1)
+        labels[start:stop] = lab
+        mind[start:stop] = d2[np.arange(stop - start), lab]
+    return labels, mind

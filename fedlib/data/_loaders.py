@@ -1,0 +1,255 @@
+"""Parsers for the registered real datasets, each from its original file format."""
+
+from __future__ import annotations
+
+import gzip
+import pickle
+import struct
+import warnings
+from collections.abc import Callable
+from pathlib import Path
+
+import numpy as np
+
+from fedlib._typing import SeedLike
+from fedlib._validation import check_random_state
+from fedlib.data._dataset import Dataset
+from fedlib.data._registry import DataUnavailableError, fetch
+from fedlib.data._synthetic import make_blobs, make_mufc_gaussian, make_standin, scale_max_abs
+
+
+class _NumpyOnlyUnpickler(pickle.Unpickler):
+    """Unpickler that rebuilds numpy arrays and refuses every other global.
+
+    ``pickle.load`` can run arbitrary code; the Celltype file needs only these
+    three globals, so nothing else is allowed.
+    """
+
+    def find_class(self, module: str, name: str):
+        if (module, name) in {("numpy.core.multiarray", "_reconstruct"), ("numpy._core.multiarray", "_reconstruct")}:
+            from numpy._core.multiarray import _reconstruct
+
+            return _reconstruct
+        if (module, name) == ("numpy", "ndarray"):
+            return np.ndarray
+        if (module, name) == ("numpy", "dtype"):
+            return np.dtype
+        raise pickle.UnpicklingError(f"refused to load global {module}.{name}: only numpy arrays are allowed.")
+
+
+def _load_celltype() -> Dataset:
+    path = fetch("celltype_processed.pkl")
+    with open(path, "rb") as fh:
+        raw = _NumpyOnlyUnpickler(fh).load()
+    X = np.asarray(raw["full_data"], dtype=np.float64)
+    clients = [np.asarray(raw[f"client_{i}"], dtype=np.float64) for i in range(100) if f"client_{i}" in raw]
+    return Dataset(
+        name="Celltype",
+        X=X,
+        y=np.asarray(raw["true_label"]).astype(np.int64).ravel(),
+        n_clusters=int(raw["num_clusters"]),
+        source="celltype_processed.pkl, MUFC authors' repository (Han et al. 2018 via Ginart et al. 2019)",
+        extras={"authors_clients": clients, "authors_kmeans_loss": float(raw["kmeans_loss"])},
+    )
+
+
+def _load_covtype() -> Dataset:
+    path = fetch("covtype_kaggle_train.csv")
+    with open(path) as fh:
+        header = fh.readline().strip().split(",")
+    table = np.loadtxt(path, delimiter=",", skiprows=1, dtype=np.float64)
+    keep = [j for j, col in enumerate(header) if col not in ("Id", "Cover_Type")]
+    features = table[:, keep]
+    constant = np.ptp(features, axis=0) == 0
+    dropped = [header[keep[j]] for j in np.flatnonzero(constant)]
+    if dropped != ["Soil_Type7", "Soil_Type15"]:
+        raise ValueError(f"covtype: expected constant columns Soil_Type7 and Soil_Type15, found {dropped}.")
+    features = features[:, ~constant]
+    lo, hi = features.min(axis=0), features.max(axis=0)
+    X = (features - lo) / (hi - lo)
+    return Dataset(
+        name="Covtype",
+        X=X,
+        y=table[:, header.index("Cover_Type")].astype(np.int64),
+        n_clusters=7,
+        source="Kaggle Forest Cover Type training set (UCI Covertype subset); MUFC variant: d=52, min-max scaled",
+        extras={"feature_names": [header[keep[j]] for j in np.flatnonzero(~constant)]},
+    )
+
+
+def _read_idx(path: Path, magic: int) -> np.ndarray:
+    data = gzip.decompress(path.read_bytes())
+    found, = struct.unpack(">i", data[:4])
+    if found != magic:
+        raise ValueError(f"{path.name}: IDX magic number {found}, expected {magic}.")
+    ndim = magic & 0xFF
+    shape = struct.unpack(f">{ndim}i", data[4 : 4 + 4 * ndim])
+    arr = np.frombuffer(data, dtype=np.uint8, offset=4 + 4 * ndim)
+    if arr.size != int(np.prod(shape)):
+        raise ValueError(f"{path.name}: {arr.size} bytes of data for shape {shape}.")
+    return arr.reshape(shape)
+
+
+def _load_mnist_test() -> Dataset:
+    images = _read_idx(fetch("t10k-images-idx3-ubyte.gz"), 2051)
+    labels = _read_idx(fetch("t10k-labels-idx1-ubyte.gz"), 2049)
+    return Dataset(
+        name="MNIST test",
+        X=images.reshape(len(images), -1).astype(np.float64) / 255.0,
+        y=labels.astype(np.int64),
+        n_clusters=10,
+        source="MNIST test set (LeCun et al. 1998), IDX files; pixels scaled to [0, 1]",
+        extras={"images": images},
+    )
+
+
+def _load_femnist_sample() -> Dataset:
+    with np.load(fetch("femnist_leaf_niid005_20shards.npz"), allow_pickle=False) as z:
+        arrays = {k: z[k] for k in z.files}
+    images = arrays["X"]
+    return Dataset(
+        name="FEMNIST (LEAF sample)",
+        X=images.reshape(len(images), -1).astype(np.float64) / 255.0,
+        y=arrays["y"].astype(np.int64),
+        n_clusters=62,
+        source="LEAF FEMNIST small non-iid sample (Caldas et al. 2018), 20 of 35 shards; LEAF pixel values",
+        extras={
+            "images": images,
+            "user_index": arrays["user_index"].astype(np.int64),
+            "user_ids": arrays["user_ids"],
+            "is_test": arrays["is_test"].astype(bool),
+        },
+    )
+
+
+def _load_tinyshakespeare() -> Dataset:
+    text = fetch("tinyshakespeare.txt").read_text(encoding="utf-8")
+    vocab = sorted(set(text))
+    lookup = np.zeros(max(map(ord, vocab)) + 1, dtype=np.int64)
+    lookup[[ord(c) for c in vocab]] = np.arange(len(vocab))
+    codes = lookup[np.frombuffer(text.encode("utf-32-le"), dtype=np.uint32)]
+    return Dataset(
+        name="tiny-shakespeare",
+        X=codes[:-1, None].astype(np.float64),
+        y=codes[1:],
+        n_clusters=len(vocab),
+        source="tiny-shakespeare (Karpathy, char-rnn): X is the character code, y the next character's code",
+        extras={"text": text, "vocab": vocab, "codes": codes},
+    )
+
+
+def _load_postures_partial() -> Dataset:
+    import pandas as pd
+
+    table = pd.read_csv(fetch("postures_partial.csv"), na_values="?")
+    markers = [f"{axis}{m}" for m in range(5) for axis in "XYZ"]
+    complete = table[markers].notna().all(axis=1).to_numpy()
+    return Dataset(
+        name="Postures (partial)",
+        X=table.loc[complete, markers].to_numpy(dtype=np.float64),
+        y=table.loc[complete, "Class"].to_numpy(dtype=np.int64),
+        n_clusters=3,  # the three postures present (the full dataset has 5)
+        source=(
+            "UCI MoCap Hand Postures, classes 1-3 of 5 and users 0-2 only; rows with all of the first five "
+            "markers (d=15), raw millimetres"
+        ),
+        extras={"user": table.loc[complete, "User"].to_numpy(dtype=np.int64)},
+    )
+
+
+_LOADERS: dict[str, Callable[[], Dataset]] = {
+    "celltype": _load_celltype,
+    "covtype": _load_covtype,
+    "mnist_test": _load_mnist_test,
+    "femnist_sample": _load_femnist_sample,
+    "tinyshakespeare": _load_tinyshakespeare,
+    "postures_partial": _load_postures_partial,
+}
+
+_GENERATED: dict[str, Callable[[SeedLike], Dataset]] = {
+    "gaussian": lambda rs: make_mufc_gaussian(random_state=rs),
+    "tcga_standin": lambda rs: make_standin("TCGA", random_state=rs),
+    "tmi_standin": lambda rs: make_standin("TMI", random_state=rs),
+}
+
+# Stand-in shapes for real files that cannot be had: (n_clusters, cluster sizes, n_features).
+_STANDIN_SHAPES: dict[str, tuple[str, tuple[int, ...], int]] = {
+    "celltype": ("Celltype", (6506, 2328, 2201, 974), 10),
+    "covtype": ("Covtype", (3742, 3105, 2873, 2307, 1482, 886, 725), 52),
+    "mnist_test": ("MNIST test", (980, 1135, 1032, 1010, 982, 892, 958, 1028, 974, 1009), 784),
+    "femnist_sample": ("FEMNIST (LEAF sample)", (264,) * 61 + (289,), 784),
+    "postures_partial": ("Postures (partial)", (3359, 3359, 3359), 15),
+}
+
+
+def available() -> list[str]:
+    """Names accepted by :func:`load`."""
+    return sorted([*_LOADERS, *_GENERATED])
+
+
+def load(name: str, *, random_state: SeedLike = 0) -> Dataset:
+    """Load a registered dataset, or generate a synthetic one.
+
+    Real datasets come from hash-checked files (see ``data/README.md``);
+    ``random_state`` is used only by the generated ones (``gaussian``,
+    ``tcga_standin``, ``tmi_standin``).
+
+    Raises
+    ------
+    DataUnavailableError
+        The file is in neither the mirror nor the cache and cannot be fetched.
+    ChecksumError
+        A copy was found but its SHA-256 is not the registered one.
+    """
+    key = name.lower()
+    if key in _LOADERS:
+        return _LOADERS[key]()
+    if key in _GENERATED:
+        return _GENERATED[key](random_state)
+    raise KeyError(f"unknown dataset {name!r}; available: {available()}.")
+
+
+def load_or_standin(name: str, *, random_state: SeedLike = 0) -> Dataset:
+    """:func:`load`, or a labelled stand-in (with a warning) when the file cannot be had.
+
+    A checksum mismatch is never replaced by a stand-in: it raises.
+    """
+    try:
+        return load(name, random_state=random_state)
+    except DataUnavailableError as exc:
+        warnings.warn(f"{exc} Using a labelled stand-in instead.", RuntimeWarning, stacklevel=2)
+    key = name.lower()
+    if key == "tinyshakespeare":
+        return _text_standin(random_state)
+    title, sizes, n_features = _STANDIN_SHAPES[key]
+    X, y = make_blobs(sizes, n_features, random_state=random_state)
+    return Dataset(
+        name=f"{title} (stand-in)",
+        X=scale_max_abs(X),
+        y=y,
+        n_clusters=len(sizes),
+        source=f"stand-in: Gaussian mixture with the shape of {title} (n={sum(sizes)}, d={n_features}); not the real data",
+        is_standin=True,
+    )
+
+
+def _text_standin(random_state: SeedLike) -> Dataset:
+    """Character stream (200,000 symbols) from a random bigram model over 65 symbols."""
+    rng = check_random_state(random_state)
+    n_symbols, length = 65, 200_000
+    transition = rng.dirichlet(np.full(n_symbols, 0.1), size=n_symbols)
+    cumulative = np.cumsum(transition, axis=1)
+    codes = np.empty(length, dtype=np.int64)
+    codes[0] = 0
+    u = rng.random(length)
+    for t in range(1, length):  # a Markov chain is sequential by definition
+        codes[t] = min(int(np.searchsorted(cumulative[codes[t - 1]], u[t])), n_symbols - 1)
+    return Dataset(
+        name="tiny-shakespeare (stand-in)",
+        X=codes[:-1, None].astype(np.float64),
+        y=codes[1:],
+        n_clusters=n_symbols,
+        source="stand-in: random bigram character model, 65 symbols; not the real text",
+        is_standin=True,
+        extras={"codes": codes},
+    )

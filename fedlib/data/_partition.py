@@ -1,0 +1,149 @@
+"""Splitting a dataset over clients: iid, MUFC/K-FED non-iid, and natural groups."""
+
+from __future__ import annotations
+
+import numpy as np
+
+from fedlib._typing import NDArrayInt, SeedLike
+from fedlib._validation import check_random_state
+
+
+def _check_n_clients(n_clients: int, n_samples: int) -> int:
+    if int(n_clients) < 1:
+        raise ValueError(f"n_clients={n_clients} should be >= 1.")
+    if n_samples < n_clients:
+        raise ValueError(f"n_samples={n_samples} should be >= n_clients={n_clients}.")
+    return int(n_clients)
+
+
+def iid_partition(n_samples: int, n_clients: int, *, random_state: SeedLike = None) -> list[NDArrayInt]:
+    """Shuffle ``range(n_samples)`` and cut it into ``n_clients`` near-equal parts.
+
+    Returns a list of index arrays, one per client, each sorted.
+    """
+    n_clients = _check_n_clients(n_clients, n_samples)
+    rng = check_random_state(random_state)
+    perm = rng.permutation(n_samples)
+    return [np.sort(part) for part in np.array_split(perm, n_clients)]
+
+
+def non_iid_partition(
+    labels,
+    n_clients: int,
+    *,
+    max_clusters_per_client: int,
+    random_state: SeedLike = None,
+    max_tries: int = 1000,
+) -> list[NDArrayInt]:
+    """The non-iid split of MUFC and K-FED: each client holds at most K' clusters.
+
+    Follows the MUFC authors' ``split_data`` (MUFC guide, Sec. 6.2): the target
+    client size is ``floor(n / L)``; each of the first ``L - 1`` clients picks
+    ``min(K', #clusters left)`` clusters at random and takes from each, in data
+    order, a chunk of ``randint(floor(size / K') - 1, size)`` points (capped by
+    what the client and the cluster have left); the last client takes all the
+    leftovers. The authors' code asserts that the leftovers come from at most
+    K' clusters; here the split is redrawn from the same generator until they do.
+
+    Parameters
+    ----------
+    labels : array-like of shape (n_samples,)
+        Cluster of each point (MUFC: K-means labels on the full data).
+    n_clients : int
+        L.
+    max_clusters_per_client : int
+        K'; MUFC uses K' = round(sqrt(K)).
+    random_state : int, Generator or None
+        Pass an int for reproducible output across multiple function calls.
+    max_tries : int, default=1000
+        Redraws allowed before giving up.
+
+    Returns
+    -------
+    list of ndarray
+        Index arrays, one per client. Client sizes vary; the last one is often large.
+    """
+    labels = np.asarray(labels)
+    if labels.ndim != 1:
+        raise ValueError(f"labels must be 1-D, got shape {labels.shape}.")
+    n = labels.shape[0]
+    n_clients = _check_n_clients(n_clients, n)
+    classes = np.unique(labels)
+    k_prime = int(max_clusters_per_client)
+    if not 1 <= k_prime <= classes.size:
+        raise ValueError(f"max_clusters_per_client={k_prime} should lie in [1, n_clusters={classes.size}].")
+    members = [np.flatnonzero(labels == c) for c in classes]
+    size = n // n_clients
+    low = max(0, size // k_prime - 1)
+    rng = check_random_state(random_state)
+    for _ in range(max_tries):
+        parts = _draw_non_iid(members, n_clients, size, low, k_prime, rng)
+        if parts is not None:
+            return parts
+    raise ValueError(
+        f"no non-iid split with at most K'={k_prime} clusters on the last client after {max_tries} draws "
+        f"(n_samples={n}, n_clients={n_clients}); lower n_clients or raise max_clusters_per_client."
+    )
+
+
+def _draw_non_iid(members, n_clients, size, low, k_prime, rng) -> list[NDArrayInt] | None:
+    used = [0] * len(members)
+    valid = list(range(len(members)))
+    parts: list[NDArrayInt] = []
+    for _ in range(n_clients - 1):
+        chosen = rng.choice(valid, size=min(k_prime, len(valid)), replace=False) if valid else []
+        taken: list[NDArrayInt] = []
+        filled = 0
+        for c in chosen:
+            remaining = members[c].size - used[c]
+            if filled >= size or remaining <= 0:
+                continue
+            count = min(int(rng.integers(low, size)) if size > low else size, size - filled, remaining)
+            taken.append(members[c][used[c] : used[c] + count])
+            used[c] += count
+            filled += count
+            if used[c] == members[c].size:
+                valid.remove(c)
+            if filled == size:
+                break
+        parts.append(np.sort(np.concatenate(taken)) if taken else np.empty(0, dtype=np.int64))
+    leftovers = [m[u:] for m, u in zip(members, used) if u < m.size]
+    if len(leftovers) > k_prime or not leftovers:
+        return None
+    parts.append(np.sort(np.concatenate(leftovers)))
+    if any(p.size == 0 for p in parts):
+        return None
+    return parts
+
+
+def partition_by_group(groups) -> list[NDArrayInt]:
+    """One client per distinct value of ``groups`` (e.g. FEMNIST's writers), in sorted group order."""
+    groups = np.asarray(groups)
+    if groups.ndim != 1:
+        raise ValueError(f"groups must be 1-D, got shape {groups.shape}.")
+    order = np.argsort(groups, kind="stable")
+    _, starts = np.unique(groups[order], return_index=True)
+    return [np.sort(part) for part in np.split(order, starts[1:])]
+
+
+def client_cluster_counts(parts: list[NDArrayInt], labels) -> np.ndarray:
+    """Matrix of shape (n_clients, n_clusters): how many points of each cluster each client holds."""
+    labels = np.asarray(labels)
+    classes, codes = np.unique(labels, return_inverse=True)
+    counts = np.zeros((len(parts), classes.size), dtype=np.int64)
+    for i, idx in enumerate(parts):
+        counts[i] = np.bincount(codes[idx], minlength=classes.size)
+    return counts
+
+
+def subsample_indices(n_samples: int, max_samples: int | None, *, random_state: SeedLike = None) -> NDArrayInt:
+    """Sorted indices of a uniform subsample of at most ``max_samples`` rows (all rows if ``None``).
+
+    Chapters use it to shrink datasets at CI scale; the full data runs the same code.
+    """
+    if max_samples is None or n_samples <= max_samples:
+        return np.arange(n_samples)
+    if max_samples < 1:
+        raise ValueError(f"max_samples={max_samples} should be >= 1 or None.")
+    rng = check_random_state(random_state)
+    return np.sort(rng.choice(n_samples, size=max_samples, replace=False))
