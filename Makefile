@@ -17,7 +17,6 @@ MIRROR := $(abspath ../shared/data)
 ifneq ($(wildcard $(MIRROR)),)
 export FEDLIB_DATA_MIRROR ?= $(MIRROR)
 endif
-export MPLBACKEND := Agg
 export PYTHONHASHSEED := 0
 
 CHAPTERS := $(shell find notebooks -name '*.md' ! -name 'README.md' | sort)
@@ -57,11 +56,11 @@ chapter: $(STAMP)
 	$(PY) tools/run_chapter.py $(CHAPTER) $(SRC)/$(CHAPTER:.md=.ipynb) -p scale $(SCALE) -p seed $(SEED)
 
 test: $(STAMP)
-	$(PY) -m ruff check fedlib tests tools book/_ext
+	$(PY) -m ruff check fedlib tests tools book/_ext benchmarks
 	$(PY) -m pytest
 
 lint: $(STAMP)
-	$(PY) -m ruff check fedlib tests tools book/_ext
+	$(PY) -m ruff check fedlib tests tools book/_ext benchmarks
 
 clean:
 	rm -rf _build

@@ -20,9 +20,7 @@ def median_time(func: Callable[[], object], *, repeat: int = 5, warmup: int = 1)
     return float(np.median(times))
 
 
-def speed_ratios(
-    candidates: dict[str, Callable[[], object]], *, reference: str, repeat: int = 5
-) -> dict[str, float]:
+def speed_ratios(candidates: dict[str, Callable[[], object]], *, reference: str, repeat: int = 5) -> dict[str, float]:
     """``median_time(reference) / median_time(candidate)`` for each candidate (> 1: faster than the reference).
 
     Calls are interleaved round by round so that a machine-wide slowdown hits

@@ -4,8 +4,8 @@
 
 Copies ``_config.yml``, ``_toc.yml`` and ``book/`` beside the executed chapters in
 ``_build/<scale>/src`` (keeping modification times, so Sphinx rebuilds only what
-changed), with the library source for ``{literalinclude}``, and runs ``jupyter-book build -W -n --keep-going``. The HTML lands in
-``_build/<scale>/_build/html``.
+changed), with the library source for ``{literalinclude}``, and runs
+``jupyter-book build -W -n --keep-going``. The HTML lands in ``_build/<scale>/_build/html``.
 """
 
 from __future__ import annotations
@@ -55,7 +55,8 @@ def stage(scale: str) -> Path:
         ROOT / "fedlib", src / "fedlib", copy_function=shutil.copy2, ignore=shutil.ignore_patterns("__pycache__")
     )
     missing = [
-        f for f in toc_files(ROOT / "_toc.yml")
+        f
+        for f in toc_files(ROOT / "_toc.yml")
         if f.startswith("notebooks/") and not (src / f).with_suffix(".ipynb").is_file()
     ]
     if missing:

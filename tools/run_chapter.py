@@ -34,13 +34,10 @@ def run_chapter(source: Path, output: Path, parameters: dict, *, timeout: int = 
     notebook = jupytext.read(source)
     notebook.metadata.setdefault("kernelspec", {"name": "python3", "display_name": "Python 3", "language": "python"})
     output.parent.mkdir(parents=True, exist_ok=True)
-    env_defaults = {
-        "MPLBACKEND": "Agg",
-        "FEDLIB_PROGRESS": "0",  # no progress bars in the rendered book
-        "PYDEVD_DISABLE_FILE_VALIDATION": "1",
-    }
-    for key, value in env_defaults.items():
-        os.environ.setdefault(key, value)
+    # Figures must reach the notebook as images: the kernel needs the inline backend, whatever the caller set.
+    os.environ["MPLBACKEND"] = "module://matplotlib_inline.backend_inline"
+    os.environ.setdefault("FEDLIB_PROGRESS", "0")  # no progress bars in the rendered book
+    os.environ.setdefault("PYDEVD_DISABLE_FILE_VALIDATION", "1")
     with tempfile.TemporaryDirectory() as tmp:
         converted = Path(tmp) / (source.stem + ".ipynb")
         jupytext.write(notebook, converted)

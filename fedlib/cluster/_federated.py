@@ -77,7 +77,7 @@ def one_shot_federated_kmeans(
     streams = spawn_generators(random_state, len(parts) + 1)
     norms = row_norms_squared(X)
     centers, counts, local_labels = [], [], []
-    for idx, rng in zip(parts, streams[:-1]):
+    for idx, rng in zip(parts, streams[:-1], strict=True):
         Xl, nl = X[idx], norms[idx]
         kl = min(k, idx.size)
         weights = np.ones(idx.size)
@@ -98,7 +98,7 @@ def one_shot_federated_kmeans(
     splits = np.cumsum([c.shape[0] for c in centers])[:-1]
     per_client = np.split(center_server_labels, splits)
     labels = np.empty(n, dtype=np.int64)
-    for idx, lab, srv in zip(parts, local_labels, per_client):
+    for idx, lab, srv in zip(parts, local_labels, per_client, strict=True):
         labels[idx] = srv[lab]
     diff = X - C_s[labels]
     federated_loss = float(np.einsum("ij,ij->", diff, diff))

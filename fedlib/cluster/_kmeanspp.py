@@ -76,9 +76,7 @@ def kmeans_plusplus(
     rng = check_random_state(random_state)
     n_positive = int(np.count_nonzero(weights))
     if n_positive < n_clusters:
-        raise ValueError(
-            f"only {n_positive} points have positive sample_weight; need >= n_clusters={n_clusters}."
-        )
+        raise ValueError(f"only {n_positive} points have positive sample_weight; need >= n_clusters={n_clusters}.")
     indices = _kmeans_plusplus(X, n_clusters, weights, rng, n_local_trials=int(n_local_trials))
     return X[indices].copy(), indices
 

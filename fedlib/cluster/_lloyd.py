@@ -28,9 +28,7 @@ class LloydResult:
     converged: bool  #: labels stopped changing or the centre shift fell below tol
 
 
-def _weighted_means(
-    X: NDArrayFloat, labels: NDArrayInt, weights: NDArrayFloat, previous: NDArrayFloat
-) -> NDArrayFloat:
+def _weighted_means(X: NDArrayFloat, labels: NDArrayInt, weights: NDArrayFloat, previous: NDArrayFloat) -> NDArrayFloat:
     """Weighted mean of each cluster; an empty cluster keeps its previous centre."""
     k = previous.shape[0]
     mass = np.bincount(labels, weights=weights, minlength=k)
@@ -113,7 +111,8 @@ def _lloyd(
     labels_old = np.full(X.shape[0], -1, dtype=np.int64)
     converged = False
     n_iter = 0
-    for n_iter in range(1, max_iter + 1):
+    while n_iter < max_iter:
+        n_iter += 1
         labels, _ = assign_to_nearest(X, centers, x_squared_norms=x_squared_norms)
         new_centers = _weighted_means(X, labels, weights, centers)
         shift = float(np.sum((new_centers - centers) ** 2))

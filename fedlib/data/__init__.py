@@ -2,7 +2,13 @@
 
 from fedlib.data._dataset import Dataset
 from fedlib.data._loaders import available, load, load_or_standin
-from fedlib.data._partition import client_cluster_counts, iid_partition, non_iid_partition, partition_by_group, subsample_indices
+from fedlib.data._partition import (
+    client_cluster_counts,
+    iid_partition,
+    non_iid_partition,
+    partition_by_group,
+    subsample_indices,
+)
 from fedlib.data._registry import ChecksumError, DataUnavailableError, fetch, registry
 from fedlib.data._specs import MUFC_DATASETS, DatasetSpec
 from fedlib.data._synthetic import make_blobs, make_mufc_gaussian, make_standin, scale_max_abs

@@ -79,7 +79,7 @@ def _load_covtype() -> Dataset:
 
 def _read_idx(path: Path, magic: int) -> np.ndarray:
     data = gzip.decompress(path.read_bytes())
-    found, = struct.unpack(">i", data[:4])
+    (found,) = struct.unpack(">i", data[:4])
     if found != magic:
         raise ValueError(f"{path.name}: IDX magic number {found}, expected {magic}.")
     ndim = magic & 0xFF
@@ -228,7 +228,10 @@ def load_or_standin(name: str, *, random_state: SeedLike = 0) -> Dataset:
         X=scale_max_abs(X),
         y=y,
         n_clusters=len(sizes),
-        source=f"stand-in: Gaussian mixture with the shape of {title} (n={sum(sizes)}, d={n_features}); not the real data",
+        source=(
+            f"stand-in: Gaussian mixture with the shape of {title} (n={sum(sizes)}, d={n_features}); "
+            "not the real data"
+        ),
         is_standin=True,
     )
 

@@ -107,7 +107,7 @@ def _draw_non_iid(members, n_clients, size, low, k_prime, rng) -> list[NDArrayIn
             if filled == size:
                 break
         parts.append(np.sort(np.concatenate(taken)) if taken else np.empty(0, dtype=np.int64))
-    leftovers = [m[u:] for m, u in zip(members, used) if u < m.size]
+    leftovers = [m[u:] for m, u in zip(members, used, strict=True) if u < m.size]
     if len(leftovers) > k_prime or not leftovers:
         return None
     parts.append(np.sort(np.concatenate(leftovers)))

@@ -34,7 +34,9 @@ def chapters() -> list[str]:
 def make(target: str) -> subprocess.CompletedProcess:
     return subprocess.run(
         ["make", "--no-print-directory", f"SCALE={SCALE}", target],
-        cwd=ROOT, capture_output=True, text=True,
+        cwd=ROOT,
+        capture_output=True,
+        text=True,
     )
 
 

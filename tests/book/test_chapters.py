@@ -20,7 +20,9 @@ def test_every_chapter_source_is_in_the_toc():
 def test_chapter_executes_at_ci_scale(chapter):
     target = f"_build/{SCALE}/src/{chapter[:-3]}.ipynb"
     result = make(target)
-    assert result.returncode == 0, f"{chapter} failed at scale={SCALE!r}:\n{result.stdout[-4000:]}\n{result.stderr[-4000:]}"
+    assert result.returncode == 0, (
+        f"{chapter} failed at scale={SCALE!r}:\n{result.stdout[-4000:]}\n{result.stderr[-4000:]}"
+    )
     notebook = json.loads((ROOT / target).read_text())
     injected = [c for c in notebook["cells"] if "injected-parameters" in c.get("metadata", {}).get("tags", [])]
     assert injected and f'scale = "{SCALE}"' in "".join(injected[0]["source"])

@@ -17,7 +17,7 @@ def test_induced_loss_is_objective_under_induced_labels(global_random_seed):
     assert result.nearest_loss == pytest.approx(kmeans_objective(X, result.server_centers))
     assert result.federated_loss >= result.nearest_loss - 1e-9
     # every point inherits the server label of its local centre
-    for idx, centers, counts, srv in zip(parts, result.client_centers, result.client_counts, result.center_labels):
+    for idx, counts, srv in zip(parts, result.client_counts, result.center_labels, strict=True):
         assert counts.sum() == idx.size
         assert set(result.labels[idx].tolist()) <= set(srv.tolist())
 
@@ -47,8 +47,8 @@ def test_client_seeds_use_independent_streams():
     X2 = X.copy()
     X2[parts[0]] += 5.0  # change client 0 only
     b = one_shot_federated_kmeans(X2, parts, 2, random_state=9)
-    for l in range(1, 4):
-        np.testing.assert_array_equal(a.client_centers[l], b.client_centers[l])
+    for client in range(1, 4):
+        np.testing.assert_array_equal(a.client_centers[client], b.client_centers[client])
 
 
 def test_partition_must_cover_every_point_once():

@@ -117,7 +117,9 @@ def test_expected_cost_within_arthur_vassilvitskii_bound():
 def test_greedy_option_is_no_worse_on_average():
     X, _ = make_blobs((200, 120, 60, 20), 5, cluster_std=0.1, random_state=1)
     plain = np.mean([kmeans_objective(X, kmeans_plusplus(X, 4, random_state=s)[0]) for s in range(40)])
-    greedy = np.mean([kmeans_objective(X, kmeans_plusplus(X, 4, random_state=s, n_local_trials=4)[0]) for s in range(40)])
+    greedy = np.mean(
+        [kmeans_objective(X, kmeans_plusplus(X, 4, random_state=s, n_local_trials=4)[0]) for s in range(40)]
+    )
     assert greedy <= plain
 
 

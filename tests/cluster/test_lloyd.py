@@ -56,7 +56,7 @@ def test_objective_never_increases(global_random_seed):
     X, _ = make_blobs((100, 80, 60), 3, cluster_std=0.3, random_state=global_random_seed)
     init = X[:3]
     values = [lloyd(X, init, max_iter=i, tol=0.0).inertia for i in range(1, 12)]
-    assert all(a >= b - 1e-12 for a, b in zip(values, values[1:]))
+    assert all(a >= b - 1e-12 for a, b in itertools.pairwise(values))
 
 
 def test_kmeans_finds_brute_force_optimum_on_tiny_sets(global_random_seed):
@@ -78,7 +78,7 @@ def test_kmeans_keeps_best_run_and_predicts():
     model = KMeans(3, n_init=5, random_state=0).fit(X)
     assert model.inertia_ == pytest.approx(kmeans_objective(X, model.cluster_centers_))
     np.testing.assert_array_equal(model.predict(X), model.labels_)
-    assert len(set(zip(y.tolist(), model.labels_.tolist()))) == 3  # recovers the blobs
+    assert len(set(zip(y.tolist(), model.labels_.tolist(), strict=True))) == 3  # recovers the blobs
     assert len(set(model.seed_indices_.tolist())) == 3
 
 

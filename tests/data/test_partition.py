@@ -42,7 +42,7 @@ def test_non_iid_partition_same_seed_same_split():
     labels = np.repeat(np.arange(4), [500, 300, 150, 50])
     a = data.non_iid_partition(labels, 10, max_clusters_per_client=2, random_state=4)
     b = data.non_iid_partition(labels, 10, max_clusters_per_client=2, random_state=4)
-    assert all(np.array_equal(x, y) for x, y in zip(a, b))
+    assert all(np.array_equal(x, y) for x, y in zip(a, b, strict=True))
 
 
 def test_non_iid_partition_rejects_bad_k_prime():

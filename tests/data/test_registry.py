@@ -29,9 +29,15 @@ def empty_places(tmp_path, monkeypatch):
 
 def test_registry_lists_every_loader_file():
     files = set(data.registry())
-    assert {"celltype_processed.pkl", "covtype_kaggle_train.csv", "t10k-images-idx3-ubyte.gz",
-            "t10k-labels-idx1-ubyte.gz", "tinyshakespeare.txt", "postures_partial.csv",
-            "femnist_leaf_niid005_20shards.npz"} == files
+    assert {
+        "celltype_processed.pkl",
+        "covtype_kaggle_train.csv",
+        "t10k-images-idx3-ubyte.gz",
+        "t10k-labels-idx1-ubyte.gz",
+        "tinyshakespeare.txt",
+        "postures_partial.csv",
+        "femnist_leaf_niid005_20shards.npz",
+    } == files
     for entry in data.registry().values():
         assert len(entry.sha256) == 64
         assert entry.url is None or entry.url.startswith("https://")
@@ -54,7 +60,7 @@ def test_corrupted_copy_is_not_replaced_by_a_standin(empty_places):
 
 
 def test_missing_file_gives_clear_error_and_labelled_standin(empty_places):
-    with pytest.raises(data.DataUnavailableError, match="covtype_kaggle_train.csv could not be had; tried: mirror"):
+    with pytest.raises(data.DataUnavailableError, match=r"covtype_kaggle_train\.csv could not be had; tried: mirror"):
         data.load("covtype")
     with pytest.warns(RuntimeWarning, match="stand-in"):
         ds = data.load_or_standin("covtype")
