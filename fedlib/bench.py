@@ -8,18 +8,6 @@ from collections.abc import Callable
 import numpy as np
 
 
-def median_time(func: Callable[[], object], *, repeat: int = 5, warmup: int = 1) -> float:
-    """Median wall-clock seconds of ``func()`` over ``repeat`` calls, after ``warmup`` untimed calls."""
-    for _ in range(warmup):
-        func()
-    times = []
-    for _ in range(repeat):
-        start = time.perf_counter()
-        func()
-        times.append(time.perf_counter() - start)
-    return float(np.median(times))
-
-
 def speed_ratios(candidates: dict[str, Callable[[], object]], *, reference: str, repeat: int = 5) -> dict[str, float]:
     """``median_time(reference) / median_time(candidate)`` for each candidate (> 1: faster than the reference).
 
