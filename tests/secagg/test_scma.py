@@ -1,0 +1,105 @@
+"""SCMA (MUFC Alg. 2): secure sum equals plain sum, masks cancel and hide, bounds raise."""
+
+from __future__ import annotations
+
+from collections import Counter
+
+import pytest
+from hypothesis import given
+from hypothesis import strategies as st
+
+from fedlib.field import DecodingError
+from fedlib.secagg import (
+    dense_secure_sum_bits,
+    scma_aggregate,
+    scma_decode,
+    scma_encode,
+    scma_params,
+    secure_sparse_sum,
+    zero_sum_masks,
+)
+
+
+def test_worked_example_of_the_paper_setting():
+    """K=2, L=2, B^d=4, n=12, p=13 (the setting of MUFC Fig. 2), with the masks of the paper guide."""
+    params = scma_params(n_samples=12, n_bins=4, n_clusters=2, n_clients=2, prime=13)
+    z1, z2 = [6, 12, 6, 0, 4, 8, 7, 6], [7, 1, 7, 0, 9, 5, 6, 7]
+    m1 = scma_encode({1: 4, 3: 2}, params, z1)
+    m2 = scma_encode({3: 5, 4: 1}, params, z2)
+    assert m1 == [12, 9, 2, 6, 1, 4, 0, 3] and m2 == [0, 7, 3, 4, 7, 8, 12, 0]
+    S = scma_aggregate([m1, m2], params)
+    assert S == [12, 3, 5, 10, 8, 12, 12, 3]
+    assert scma_decode(S, params) == {1: 4, 3: 7, 4: 1}
+
+
+@st.composite
+def sparse_inputs(draw):
+    n_clients = draw(st.integers(1, 6))
+    k = draw(st.integers(1, 4))
+    n_bins = draw(st.sampled_from([7, 1000, 10**12, 2**100]))
+    clients = []
+    for _ in range(n_clients):
+        bins = draw(st.lists(st.integers(1, n_bins), min_size=0, max_size=k, unique=True))
+        clients.append({j: draw(st.integers(1, 50)) for j in bins})
+    return clients, k, n_bins
+
+
+@given(sparse_inputs(), st.integers(0, 2**32 - 1))
+def test_secure_sum_equals_plain_sum(inputs, seed):
+    clients, k, n_bins = inputs
+    n = max(1, sum(sum(c.values()) for c in clients))
+    params = scma_params(n_samples=n, n_bins=n_bins, n_clusters=k, n_clients=len(clients))
+    plain = sum((Counter(c) for c in clients), Counter())
+    assert secure_sparse_sum(clients, params, random_state=seed).total == dict(sorted(plain.items()))
+
+
+def test_masks_cancel_and_single_message_is_uniform_looking():
+    p = 101
+    masks = zero_sum_masks(5, 400, p, random_state=3)
+    assert all(sum(col) % p == 0 for col in zip(*masks, strict=True))
+    # one client's message for a fixed input is uniform over seeds: chi-square on its first element
+    from scipy.stats import chisquare
+
+    params = scma_params(n_samples=50, n_bins=100, n_clusters=1, n_clients=2, prime=p)
+    firsts = [secure_sparse_sum([{7: 3}, {9: 2}], params, random_state=s).messages[0][0] for s in range(3000)]
+    counts = Counter(firsts)
+    assert chisquare([counts[v] for v in range(p)]).pvalue > 1e-3
+
+
+def test_message_size_is_logarithmic_in_the_grid():
+    small = scma_params(n_samples=12009, n_bins=110**10, n_clusters=4, n_clients=100)
+    large = scma_params(n_samples=12009, n_bins=110**20, n_clusters=4, n_clients=100)
+    assert small.message_bits == 800 * small.element_bits
+    assert large.message_bits < 2.1 * small.message_bits  # squaring the grid only doubles the bits
+    assert dense_secure_sum_bits(small) > 10**15 * small.message_bits
+
+
+def test_prime_too_small_raises_naming_the_bound():
+    with pytest.raises(ValueError, match=r"p > max\(n, B\^d\)"):
+        scma_params(n_samples=12, n_bins=13, n_clusters=2, n_clients=2, prime=13)
+
+
+def test_bad_inputs_raise():
+    params = scma_params(n_samples=12, n_bins=4, n_clusters=2, n_clients=2, prime=13)
+    with pytest.raises(ValueError, match="1-based"):
+        scma_encode({0: 1}, params, [0] * 8)
+    with pytest.raises(ValueError, match="outside"):
+        scma_encode({1: 13}, params, [0] * 8)
+    with pytest.raises(ValueError, match="mask has length"):
+        scma_encode({1: 1}, params, [0] * 7)
+
+
+def test_client_with_more_than_k_nonzeros_is_refused():
+    """With at most K non-zeros per client the sum has at most KL, so 2KL syndromes decode it exactly."""
+    params = scma_params(n_samples=100, n_bins=1000, n_clusters=1, n_clients=2)
+    with pytest.raises(ValueError, match="at most K=1 non-zero bins"):
+        secure_sparse_sum([{1: 1, 2: 1}, {3: 1}], params, random_state=0)
+
+
+def test_corrupted_syndromes_fail_loudly():
+    from fedlib.field import random_field_elements
+
+    params = scma_params(n_samples=100, n_bins=2**60, n_clusters=5, n_clients=2)
+    garbage = random_field_elements(params.prime, params.n_syndromes, random_state=0)
+    with pytest.raises(DecodingError):
+        scma_decode(garbage, params)
