@@ -2,7 +2,7 @@
 
 from fedlib.cluster._distance import assign_to_nearest, squared_distances
 from fedlib.cluster._federated import FederatedClustering, one_shot_federated_kmeans
-from fedlib.cluster._kmeanspp import kmeans_plusplus
+from fedlib.cluster._kmeanspp import draw_race_keys, kmeans_plusplus
 from fedlib.cluster._lloyd import KMeans, LloydResult, lloyd
 from fedlib.cluster._objective import kmeans_objective, loss_ratio, optimal_loss
 
@@ -11,6 +11,7 @@ __all__ = [
     "KMeans",
     "LloydResult",
     "assign_to_nearest",
+    "draw_race_keys",
     "kmeans_objective",
     "kmeans_plusplus",
     "lloyd",

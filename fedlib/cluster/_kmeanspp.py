@@ -18,6 +18,7 @@ def kmeans_plusplus(
     sample_weight=None,
     random_state: SeedLike = None,
     n_local_trials: int | None = None,
+    race_keys=None,
 ) -> tuple[NDArrayFloat, NDArrayInt]:
     """Choose ``n_clusters`` initial centres from ``X`` by D^2 sampling (K-means++).
 
@@ -42,6 +43,14 @@ def kmeans_plusplus(
         MUFC (Lemma 5.1) requires. A larger value gives scikit-learn's greedy
         variant: draw that many candidates per step and keep the one that lowers
         the potential most.
+    race_keys : array-like of shape (n_samples, n_clusters), default=None
+        Exponential(1) variables, one per point and step (see :func:`draw_race_keys`).
+        When given, the t-th centre is the point minimising
+        ``race_keys[i, t] / (w_i d^2(x_i, C))``: an "exponential race", which is
+        an exact D^2 draw whose winner does not change when points that did not
+        win are deleted. MUFC's exact unlearning (:mod:`fedlib.unlearn`) uses it
+        so that unlearning gives *bit for bit* the seeding that rerunning on the
+        remaining data with the same keys would give. ``random_state`` is then unused.
 
     Returns
     -------
@@ -74,11 +83,37 @@ def kmeans_plusplus(
     if int(n_local_trials) < 1:
         raise ValueError(f"n_local_trials={n_local_trials} should be >= 1.")
     rng = check_random_state(random_state)
+    if race_keys is not None:
+        race_keys = check_race_keys(race_keys, X.shape[0], n_clusters)
+        if n_local_trials != 1:
+            raise ValueError("race_keys draw plain D^2 samples; they cannot be combined with n_local_trials > 1.")
     n_positive = int(np.count_nonzero(weights))
     if n_positive < n_clusters:
         raise ValueError(f"only {n_positive} points have positive sample_weight; need >= n_clusters={n_clusters}.")
-    indices = _kmeans_plusplus(X, n_clusters, weights, rng, n_local_trials=int(n_local_trials))
+    indices = _kmeans_plusplus(X, n_clusters, weights, rng, n_local_trials=int(n_local_trials), race_keys=race_keys)
     return X[indices].copy(), indices
+
+
+def draw_race_keys(n_samples: int, n_clusters: int, *, random_state: SeedLike = None) -> NDArrayFloat:
+    """Exponential(1) keys of shape (n_samples, n_clusters) for ``kmeans_plusplus(..., race_keys=...)``.
+
+    Row ``i`` belongs to point ``i`` for the whole life of the model: delete a
+    point and you delete its row.
+    """
+    rng = check_random_state(random_state)
+    return rng.standard_exponential((int(n_samples), int(n_clusters)))
+
+
+def check_race_keys(race_keys, n_samples: int, n_clusters: int) -> NDArrayFloat:
+    """Validate exponential-race keys: shape (n_samples, >= n_clusters), positive and finite."""
+    keys = np.asarray(race_keys, dtype=np.float64)
+    if keys.ndim != 2 or keys.shape[0] != n_samples or keys.shape[1] < n_clusters:
+        raise ValueError(
+            f"race_keys must have shape (n_samples={n_samples}, >= n_clusters={n_clusters}), got {keys.shape}."
+        )
+    if not np.all(np.isfinite(keys)) or np.any(keys <= 0):
+        raise ValueError("race_keys must be positive and finite (Exponential(1) draws).")
+    return keys
 
 
 def _sample_index(cumulative: NDArrayFloat, u: float | NDArrayFloat) -> NDArrayInt:
@@ -97,19 +132,35 @@ def _kmeans_plusplus(
     *,
     n_local_trials: int = 1,
     x_squared_norms: NDArrayFloat | None = None,
+    race_keys: NDArrayFloat | None = None,
+    prefix: NDArrayInt | None = None,
 ) -> NDArrayInt:
     """Kernel of :func:`kmeans_plusplus`; returns the chosen row indices in order.
 
+    ``prefix`` holds centres already chosen (MUFC Alg. 3 keeps the seeds drawn
+    before the first removed one); drawing continues from step ``len(prefix)``.
     Prior validation of data is assumed.
     """
     if x_squared_norms is None:
         x_squared_norms = row_norms_squared(X)
     indices = np.empty(n_clusters, dtype=np.int64)
-    first = int(_sample_index(np.cumsum(weights), rng.random()))
-    indices[0] = first
-    closest = squared_distances(X, X[first : first + 1], x_squared_norms=x_squared_norms)[:, 0]
-    closest[first] = 0.0
-    for t in range(1, n_clusters):
+    if prefix is not None and len(prefix) > 0:
+        start = len(prefix)
+        indices[:start] = prefix
+    else:
+        start = 1
+        if race_keys is not None:
+            with np.errstate(divide="ignore"):
+                indices[0] = int(np.argmin(race_keys[:, 0] / weights))
+        else:
+            indices[0] = int(_sample_index(np.cumsum(weights), rng.random()))
+    # Running minimum of d^2, one centre at a time, exactly as the loop below updates it,
+    # so a replay from a prefix computes the same floating-point values as a fresh run.
+    closest = np.full(X.shape[0], np.inf)
+    for c in indices[:start]:
+        np.minimum(closest, squared_distances(X, X[c : c + 1], x_squared_norms=x_squared_norms)[:, 0], out=closest)
+        closest[c] = 0.0
+    for t in range(start, n_clusters):
         potential = weights * closest
         cumulative = np.cumsum(potential)
         if not cumulative[-1] > 0.0:
@@ -122,7 +173,12 @@ def _kmeans_plusplus(
                 stacklevel=3,
             )
             cumulative = np.cumsum(weights)
-        if n_local_trials == 1:
+        if race_keys is not None:
+            rate = potential if np.any(potential > 0) else weights
+            with np.errstate(divide="ignore"):
+                chosen = int(np.argmin(race_keys[:, t] / rate))
+            new = squared_distances(X, X[chosen : chosen + 1], x_squared_norms=x_squared_norms)[:, 0]
+        elif n_local_trials == 1:
             chosen = int(_sample_index(cumulative, rng.random()))
             new = squared_distances(X, X[chosen : chosen + 1], x_squared_norms=x_squared_norms)[:, 0]
         else:

@@ -229,8 +229,7 @@ def load_or_standin(name: str, *, random_state: SeedLike = 0) -> Dataset:
         y=y,
         n_clusters=len(sizes),
         source=(
-            f"stand-in: Gaussian mixture with the shape of {title} (n={sum(sizes)}, d={n_features}); "
-            "not the real data"
+            f"stand-in: Gaussian mixture with the shape of {title} (n={sum(sizes)}, d={n_features}); not the real data"
         ),
         is_standin=True,
     )

@@ -142,3 +142,25 @@ def test_duplicate_points_warn():
 def test_bad_arguments_raise(kwargs, match):
     with pytest.raises(ValueError, match=match):
         kmeans_plusplus(X_LINE, **kwargs)
+
+
+def test_race_keys_draw_exact_weighted_d2_samples():
+    """The exponential race is another exact D^2 sampler (MUFC's unlearning relies on it)."""
+    from fedlib.cluster import draw_race_keys
+
+    w = np.array([1.0, 2.0, 1.0, 3.0, 0.5])
+    probs = exact_ordered_pair_probabilities(X_LINE, w)
+    draws = [
+        tuple(kmeans_plusplus(X_LINE, 2, sample_weight=w, race_keys=draw_race_keys(5, 2, random_state=s))[1].tolist())
+        for s in range(6000)
+    ]
+    assert chi_square_pvalue(draws, probs) > ALPHA
+
+
+def test_race_keys_are_validated():
+    with pytest.raises(ValueError, match="race_keys must have shape"):
+        kmeans_plusplus(X_LINE, 2, race_keys=np.ones((4, 2)))
+    with pytest.raises(ValueError, match="positive and finite"):
+        kmeans_plusplus(X_LINE, 2, race_keys=np.zeros((5, 2)))
+    with pytest.raises(ValueError, match="cannot be combined"):
+        kmeans_plusplus(X_LINE, 2, race_keys=np.ones((5, 2)), n_local_trials=3)

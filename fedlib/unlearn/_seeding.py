@@ -1,0 +1,104 @@
+"""Exact unlearning of K-means++ seeding (MUFC Alg. 3)."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+
+from fedlib._typing import NDArrayInt, SeedLike
+from fedlib._validation import check_array, check_random_state
+from fedlib.cluster._distance import row_norms_squared
+from fedlib.cluster._kmeanspp import _kmeans_plusplus, check_race_keys
+
+
+@dataclass(frozen=True)
+class SeedingUnlearning:
+    """Outcome of :func:`unlearn_kmeans_plusplus`."""
+
+    seed_indices: NDArrayInt  #: new seeds, as rows of the remaining data X' = X[keep], in draw order
+    keep: np.ndarray  #: boolean mask of the rows of X that remain
+    n_kept_prefix: int  #: seeds kept before the first removed one (K if no seed was removed)
+    reseeded: bool  #: whether any seed had to be drawn again (the "retraining" event of MUFC)
+
+
+def unlearn_kmeans_plusplus(
+    X,
+    seed_indices,
+    removed,
+    *,
+    race_keys=None,
+    sample_weight=None,
+    random_state: SeedLike = None,
+) -> SeedingUnlearning:
+    """Remove rows from a K-means++ seeding as if they had never been there (MUFC Alg. 3).
+
+    If no removed row is a seed, the seeds stay (MUFC Alg. 3, line 2). Otherwise
+    the seeds drawn before the first removed one are kept and the rest are drawn
+    again by D^2 sampling on the remaining rows (lines 5-13). Every step then draws
+    from the D^2 distribution of the remaining data given the prefix, so the result
+    has exactly the distribution of K-means++ rerun on the remaining data
+    (MUFC Lemma 5.1).
+
+    With ``race_keys`` (the keys the seeding was drawn with, see
+    :func:`fedlib.cluster.draw_race_keys`) the new seeds equal, bit for bit,
+    ``kmeans_plusplus(X[keep], K, race_keys=race_keys[keep])``: unlearning is then
+    checkable against retraining exactly, not only in distribution. Without keys
+    the new draws come from ``random_state``.
+
+    Parameters
+    ----------
+    X : array-like of shape (n_samples, n_features)
+        The data the seeding was drawn from (before removal).
+    seed_indices : array-like of shape (n_clusters,)
+        Rows of ``X`` chosen as seeds, in draw order.
+    removed : array-like of int
+        Rows of ``X`` to forget; each must be a valid row, listed once.
+    race_keys : array-like of shape (n_samples, n_clusters), optional
+    sample_weight : array-like of shape (n_samples,), optional
+    random_state : int, Generator or None
+        Used only without ``race_keys``.
+
+    Returns
+    -------
+    SeedingUnlearning
+
+    Notes
+    -----
+    Costs O(R K) to check the seeds and, on a hit, O(n K d) for the new draws;
+    a single random removal hits a seed with probability K/n (MUFC Lemma F.1).
+    """
+    X = check_array(X)
+    n = X.shape[0]
+    seeds = np.asarray(seed_indices, dtype=np.int64)
+    k = seeds.size
+    if seeds.ndim != 1 or k < 1 or seeds.min() < 0 or seeds.max() >= n or np.unique(seeds).size != k:
+        raise ValueError(f"seed_indices must be {k} distinct rows of X in [0, {n}).")
+    removed = np.asarray(removed, dtype=np.int64).ravel()
+    if removed.size and (removed.min() < 0 or removed.max() >= n):
+        bad = removed[(removed < 0) | (removed >= n)]
+        raise ValueError(f"cannot remove rows {bad.tolist()}: X has rows 0..{n - 1}.")
+    if np.unique(removed).size != removed.size:
+        raise ValueError("removed lists a row more than once.")
+    keep = np.ones(n, dtype=bool)
+    keep[removed] = False
+    if keep.sum() < k:
+        raise ValueError(f"only {int(keep.sum())} rows remain after removal; need >= n_clusters={k}.")
+    weights = np.ones(n) if sample_weight is None else np.asarray(sample_weight, dtype=np.float64)
+    keys = None if race_keys is None else check_race_keys(race_keys, n, k)
+    new_position = np.cumsum(keep) - 1
+    hit = np.flatnonzero(~keep[seeds])
+    if hit.size == 0:  # MUFC Alg. 3, line 2: no seed removed, model unchanged
+        return SeedingUnlearning(new_position[seeds], keep, k, reseeded=False)
+    i = int(hit[0])  # line 5: length of the untouched prefix
+    X_rest = X[keep]
+    indices = _kmeans_plusplus(
+        X_rest,
+        k,
+        weights[keep],
+        check_random_state(random_state),
+        x_squared_norms=row_norms_squared(X_rest),
+        race_keys=None if keys is None else keys[keep],
+        prefix=new_position[seeds[:i]],
+    )
+    return SeedingUnlearning(indices, keep, i, reseeded=True)

@@ -1,0 +1,84 @@
+"""MUFC Alg. 3: replay equals fresh seeding with the same keys; exact in distribution; errors."""
+
+from __future__ import annotations
+
+from collections import Counter
+
+import numpy as np
+import pytest
+from hypothesis import given
+from hypothesis import strategies as st
+from hypothesis.extra.numpy import arrays
+from scipy.stats import chi2_contingency
+
+from fedlib.cluster import draw_race_keys, kmeans_plusplus
+from fedlib.data import make_blobs
+from fedlib.unlearn import unlearn_kmeans_plusplus
+
+ALPHA = 1e-3
+
+
+@given(
+    X=arrays(np.float64, st.tuples(st.integers(4, 30), st.integers(1, 3)), elements=st.floats(-5, 5, width=32)),
+    k=st.integers(1, 4),
+    data=st.data(),
+)
+def test_unlearning_equals_reseeding_remaining_data_with_same_keys(X, k, data):
+    n = X.shape[0]
+    if np.unique(X, axis=0).shape[0] < k + 3:
+        return  # need distinct points for a well-defined seeding
+    seed = data.draw(st.integers(0, 2**32 - 1))
+    keys = draw_race_keys(n, k, random_state=seed)
+    _, seeds = kmeans_plusplus(X, k, race_keys=keys)
+    removed = data.draw(st.lists(st.integers(0, n - 1), unique=True, max_size=n - k - 1))
+    out = unlearn_kmeans_plusplus(X, seeds, removed, race_keys=keys)
+    keep = out.keep
+    _, fresh = kmeans_plusplus(X[keep], k, race_keys=keys[keep])
+    np.testing.assert_array_equal(out.seed_indices, fresh)
+    assert out.reseeded == bool(set(removed) & set(seeds.tolist()))
+
+
+def test_removing_a_non_seed_leaves_the_seeds_bit_identical(global_random_seed):
+    X, _ = make_blobs((30, 30, 30), 3, random_state=global_random_seed)
+    centers, seeds = kmeans_plusplus(X, 4, random_state=global_random_seed)
+    victim = next(i for i in range(len(X)) if i not in set(seeds.tolist()))
+    out = unlearn_kmeans_plusplus(X, seeds, [victim])
+    assert not out.reseeded and out.n_kept_prefix == 4
+    np.testing.assert_array_equal(X[out.keep][out.seed_indices], centers)
+
+
+def test_prefix_before_the_first_removed_seed_is_kept():
+    X, _ = make_blobs((30, 30, 30), 3, random_state=0)
+    _, seeds = kmeans_plusplus(X, 4, random_state=0)
+    out = unlearn_kmeans_plusplus(X, seeds, [seeds[2]], random_state=1)
+    assert out.reseeded and out.n_kept_prefix == 2
+    np.testing.assert_array_equal(X[out.keep][out.seed_indices[:2]], X[seeds[:2]])
+
+
+def test_exact_in_distribution_against_retraining():
+    """Seed sets after unlearning vs K-means++ on the remaining data with independent randomness."""
+    X = np.array([[0.0], [1.0], [2.5], [4.0], [7.0], [7.5]])
+    removed = [3]
+    X_rest = np.delete(X, removed, axis=0)
+    n_draws = 4000
+    unlearned, retrained = Counter(), Counter()
+    for s in range(n_draws):
+        _, seeds = kmeans_plusplus(X, 2, random_state=s)
+        out = unlearn_kmeans_plusplus(X, seeds, removed, random_state=10**6 + s)
+        unlearned[frozenset(out.seed_indices.tolist())] += 1
+        retrained[frozenset(kmeans_plusplus(X_rest, 2, random_state=2 * 10**6 + s)[1].tolist())] += 1
+    keys = sorted(set(unlearned) | set(retrained), key=sorted)
+    table = np.array([[unlearned[k] for k in keys], [retrained[k] for k in keys]])
+    assert chi2_contingency(table).pvalue > ALPHA
+
+
+def test_errors_name_the_problem():
+    X = np.arange(10.0).reshape(5, 2)
+    with pytest.raises(ValueError, match=r"cannot remove rows \[7\]"):
+        unlearn_kmeans_plusplus(X, [0, 1], [7])
+    with pytest.raises(ValueError, match="more than once"):
+        unlearn_kmeans_plusplus(X, [0, 1], [2, 2])
+    with pytest.raises(ValueError, match="need >= n_clusters=2"):
+        unlearn_kmeans_plusplus(X, [0, 1], [0, 1, 2, 3])
+    with pytest.raises(ValueError, match="race_keys must have shape"):
+        unlearn_kmeans_plusplus(X, [0, 1], [3], race_keys=np.ones((4, 2)))
