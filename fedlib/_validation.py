@@ -85,3 +85,17 @@ def check_n_clusters(n_clusters, n_samples: int) -> int:
     if n_samples < n_clusters:
         raise ValueError(f"n_samples={n_samples} should be >= n_clusters={n_clusters}.")
     return int(n_clusters)
+
+
+def check_partition(parts, n_samples: int) -> list[np.ndarray]:
+    """Client index arrays that partition ``range(n_samples)``: every row exactly once, no empty client."""
+    if len(parts) < 1:
+        raise ValueError("parts must hold at least one client.")
+    arrays = [np.asarray(p, dtype=np.int64).ravel() for p in parts]
+    sizes = [a.size for a in arrays]
+    if min(sizes) < 1:
+        raise ValueError(f"client {sizes.index(min(sizes))} holds no points; every client needs at least one.")
+    flat = np.concatenate(arrays)
+    if flat.size != n_samples or not np.array_equal(np.sort(flat), np.arange(n_samples)):
+        raise ValueError(f"parts must partition range(n_samples={n_samples}): every index exactly once.")
+    return arrays

@@ -5,11 +5,13 @@ from fedlib.cluster._federated import FederatedClustering, one_shot_federated_km
 from fedlib.cluster._kmeanspp import draw_race_keys, kmeans_plusplus
 from fedlib.cluster._lloyd import KMeans, LloydResult, lloyd
 from fedlib.cluster._objective import kmeans_objective, loss_ratio, optimal_loss
+from fedlib.cluster._quantize import UniformGrid
 
 __all__ = [
     "FederatedClustering",
     "KMeans",
     "LloydResult",
+    "UniformGrid",
     "assign_to_nearest",
     "draw_race_keys",
     "kmeans_objective",

@@ -7,7 +7,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from fedlib._typing import NDArrayFloat, NDArrayInt, SeedLike
-from fedlib._validation import check_array, check_n_clusters, spawn_generators
+from fedlib._validation import check_array, check_n_clusters, check_partition, spawn_generators
 from fedlib.cluster._distance import assign_to_nearest, row_norms_squared
 from fedlib.cluster._kmeanspp import _kmeans_plusplus
 from fedlib.cluster._lloyd import KMeans, _lloyd
@@ -73,7 +73,7 @@ def one_shot_federated_kmeans(
     X = check_array(X)
     n = X.shape[0]
     k = check_n_clusters(n_clusters, n)
-    _check_partition(parts, n)
+    parts = check_partition(parts, n)
     streams = spawn_generators(random_state, len(parts) + 1)
     norms = row_norms_squared(X)
     centers, counts, local_labels = [], [], []
@@ -112,14 +112,3 @@ def one_shot_federated_kmeans(
         federated_loss=federated_loss,
         nearest_loss=nearest_loss,
     )
-
-
-def _check_partition(parts, n: int) -> None:
-    if len(parts) < 1:
-        raise ValueError("parts must hold at least one client.")
-    sizes = [np.asarray(p).size for p in parts]
-    if min(sizes) < 1:
-        raise ValueError(f"client {sizes.index(min(sizes))} holds no points; every client needs at least one.")
-    flat = np.concatenate([np.asarray(p, dtype=np.int64) for p in parts])
-    if flat.size != n or not np.array_equal(np.sort(flat), np.arange(n)):
-        raise ValueError(f"parts must partition range(n_samples={n}): every index exactly once.")
