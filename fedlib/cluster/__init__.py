@@ -1,5 +1,6 @@
 """Centralized clustering primitives shared by every chapter: K-means++, Lloyd, the K-means objective."""
 
+from fedlib.cluster._baselines import BaselineFit, DCKMeans, kfed
 from fedlib.cluster._distance import assign_to_nearest, squared_distances
 from fedlib.cluster._federated import FederatedClustering, one_shot_federated_kmeans
 from fedlib.cluster._kmeanspp import draw_race_keys, kmeans_plusplus
@@ -8,12 +9,15 @@ from fedlib.cluster._objective import kmeans_objective, loss_ratio, optimal_loss
 from fedlib.cluster._quantize import UniformGrid
 
 __all__ = [
+    "BaselineFit",
+    "DCKMeans",
     "FederatedClustering",
     "KMeans",
     "LloydResult",
     "UniformGrid",
     "assign_to_nearest",
     "draw_race_keys",
+    "kfed",
     "kmeans_objective",
     "kmeans_plusplus",
     "lloyd",
