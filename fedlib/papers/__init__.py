@@ -1,0 +1,1 @@
+"""The papers' published numbers, as data, so chapters print them beside ours and never type them."""
