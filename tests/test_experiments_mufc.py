@@ -41,3 +41,12 @@ def test_scma_round_cost_is_exact_and_reports_bits():
 def test_paper_tables_cover_every_dataset():
     for table in [*paper.TABLE1.values(), paper.TABLE2_MUFC, paper.SPEEDUP_NO_RETRAIN]:
         assert set(table) == set(paper.DATASETS)
+
+
+def test_removal_run_records_every_round_and_retraining():
+    problem = experiments.prepare("TCGA", max_samples=600, n_init=2, random_state=0)
+    run = experiments.removal_run(problem, n_removals=6, server_n_init=2, n_retrain_timings=2, random_state=0)
+    assert len(run.rounds) == 6 and run.retrain_seconds > 0 and run.retrain_lloyd_seconds > 0
+    assert run.accumulated_speedup > 0
+    adversarial = experiments.removal_run(problem, n_removals=3, kind="adversarial", server_n_init=2, random_state=0)
+    assert len(adversarial.rounds) == 3

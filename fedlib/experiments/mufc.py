@@ -202,3 +202,116 @@ def scma_round_cost(
         "encode_seconds": encode,
         "decode_seconds": decode,
     }
+
+
+@dataclass(frozen=True)
+class RemovalRun:
+    """One sequence of single-point removals against complete retraining (MUFC Sec. 6, Fig. 3)."""
+
+    rounds: pd.DataFrame  #: one row per removal: seconds, reseeded, refit, loss ratio
+    retrain_seconds: float  #: median time of complete retraining (rerun on the remaining data)
+    retrain_lloyd_seconds: float  #: median time of the paper's baseline (clients run Lloyd too)
+    train_seconds: float  #: MUFC's own training time
+
+    @property
+    def no_retrain_speedups(self) -> pd.Series:
+        """Per-round speed-up over complete retraining of the rounds where no client re-seeded."""
+        fast = self.rounds.loc[~self.rounds["reseeded"], "seconds"]
+        return self.retrain_lloyd_seconds / fast
+
+    @property
+    def accumulated_speedup(self) -> float:
+        """Total time of retraining after every removal over MUFC's total unlearning time."""
+        return len(self.rounds) * self.retrain_seconds / float(self.rounds["seconds"].sum())
+
+
+def _pick_removal(model: MUFC, kind: str, rng: np.random.Generator) -> tuple[int, int]:
+    """Client and row id of the next removal: random (MUFC Sec. 6) or adversarial (guide, ambiguity 11)."""
+    if kind == "random":
+        while True:  # a client uniformly, re-drawn if it has too few points, then a point uniformly
+            client = int(rng.integers(model.n_clients))
+            ids = model.client_ids(client)
+            if len(ids) > model.n_clusters:
+                return client, int(rng.choice(ids))
+    ids, labels = model.induced_labels()
+    _, X = model.remaining_data()
+    d2 = np.einsum("ij,ij->i", X - model.server_centers_[labels], X - model.server_centers_[labels])
+    for row in np.argsort(-d2):  # the point that contributes most to the objective
+        target = int(ids[row])
+        for client in range(model.n_clients):
+            held = model.client_ids(client)
+            if target in set(held.tolist()) and len(held) > model.n_clusters:
+                return client, target
+    raise ValueError("no client has more than K points left to remove from.")
+
+
+def removal_run(
+    problem: FederatedProblem,
+    *,
+    n_removals: int,
+    kind: str = "random",
+    server_update: str = "lazy",
+    server_n_init: int = 10,
+    n_retrain_timings: int = 3,
+    random_state: SeedLike = None,
+) -> RemovalRun:
+    """Train MUFC, then remove ``n_removals`` points one at a time, timing each request.
+
+    Complete retraining is timed by actually retraining on the remaining data at
+    ``n_retrain_timings`` points of the sequence (median), both as MUFC itself and
+    as the paper's baseline with Lloyd at the clients (MUFC guide, Sec. 8.2).
+    Loss ratios use the phi^* of the full data (a single removal changes it by
+    a negligible amount).
+    """
+    if kind not in ("random", "adversarial"):
+        raise ValueError(f"kind={kind!r} should be 'random' or 'adversarial'.")
+    rng = check_random_state(random_state)
+    seed = int(rng.integers(2**31))
+    model = MUFC(
+        problem.n_clusters,
+        aggregation="plaintext",
+        server_update=server_update,
+        server_n_init=server_n_init,
+        random_state=seed,
+    ).fit(problem.X, problem.parts)
+    train_seconds = model.fit_report_.seconds
+    timing_rounds = set(np.linspace(0, n_removals - 1, n_retrain_timings).round().astype(int).tolist())
+    retrain, retrain_lloyd, rows = [], [], []
+    with warnings.catch_warnings():
+        warnings.filterwarnings("ignore", message="X has fewer distinct", category=RuntimeWarning)
+        for r in range(n_removals):
+            client, row_id = _pick_removal(model, kind, rng)
+            report = model.remove(client, [row_id])
+            rows.append(
+                {
+                    "round": r + 1,
+                    "client": client,
+                    "seconds": report.seconds,
+                    "reseeded": bool(report.clients_reseeded),
+                    "server refit": report.server_refit,
+                    "loss ratio": model.federated_loss() / problem.phi_star,
+                }
+            )
+            if r in timing_rounds:
+                parts = [model.client_ids(c) for c in range(model.n_clients)]
+                parts = [p for p in parts if len(p)]
+                remaining = np.concatenate(parts)
+                position = np.empty(len(problem.X), dtype=np.int64)
+                position[remaining] = np.arange(len(remaining))
+                X_rest = problem.X[remaining]
+                local = [position[p] for p in parts]
+                for lloyd_clients, sink in ((False, retrain), (True, retrain_lloyd)):
+                    again = MUFC(
+                        problem.n_clusters,
+                        aggregation="plaintext",
+                        client_lloyd=lloyd_clients,
+                        server_n_init=server_n_init,
+                        random_state=seed + r + 1,
+                    ).fit(X_rest, local)
+                    sink.append(again.fit_report_.seconds)
+    return RemovalRun(
+        rounds=pd.DataFrame(rows),
+        retrain_seconds=float(np.median(retrain)),
+        retrain_lloyd_seconds=float(np.median(retrain_lloyd)),
+        train_seconds=train_seconds,
+    )

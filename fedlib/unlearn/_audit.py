@@ -1,0 +1,106 @@
+"""An exact-unlearning audit: does unlearning give the same distribution as retraining from scratch?"""
+
+from __future__ import annotations
+
+from collections import Counter
+from dataclasses import dataclass
+
+import numpy as np
+from scipy.stats import chi2_contingency
+
+from fedlib._typing import NDArrayInt, SeedLike
+from fedlib._validation import check_array, check_random_state
+from fedlib.cluster._distance import row_norms_squared, squared_distances
+from fedlib.cluster._kmeanspp import _kmeans_plusplus
+from fedlib.unlearn._seeding import unlearn_kmeans_plusplus
+
+STRATEGIES = ("exact", "keep_others_resample_one", "nearest_replacement")
+
+
+def shortcut_unlearn_kmeans_plusplus(
+    X, seed_indices, removed, *, strategy: str, random_state: SeedLike = None
+) -> NDArrayInt:
+    """Two tempting but *wrong* ways to unlearn a K-means++ seeding, for the audit.
+
+    - ``"keep_others_resample_one"``: replace each removed seed by one D^2 draw
+      given all the other seeds, keeping the seeds drawn after it. It looks local
+      and cheap, but later seeds were drawn *given* the removed one, so their
+      distribution still depends on it.
+    - ``"nearest_replacement"``: delete without reseeding, moving each removed
+      seed to its nearest remaining point.
+
+    ``"exact"`` is MUFC Alg. 3 (:func:`unlearn_kmeans_plusplus`). Returns seed rows
+    of the remaining data ``X[keep]``.
+    """
+    X = check_array(X)
+    rng = check_random_state(random_state)
+    seeds = np.asarray(seed_indices, dtype=np.int64)
+    removed = np.asarray(removed, dtype=np.int64)
+    if strategy == "exact":
+        return unlearn_kmeans_plusplus(X, seeds, removed, random_state=rng).seed_indices
+    if strategy not in STRATEGIES:
+        raise ValueError(f"strategy={strategy!r} should be one of {STRATEGIES}.")
+    keep = np.ones(len(X), dtype=bool)
+    keep[removed] = False
+    position = np.cumsum(keep) - 1
+    X_rest = X[keep]
+    kept = [int(position[s]) for s in seeds if keep[s]]
+    n_missing = len(seeds) - len(kept)
+    if strategy == "nearest_replacement":
+        for s in seeds[~keep[seeds]]:
+            d2 = squared_distances(X_rest, X[s : s + 1])[:, 0]
+            d2[kept] = np.inf
+            kept.append(int(np.argmin(d2)))
+        return np.array(kept)
+    for _ in range(n_missing):
+        k = len(kept) + 1
+        indices = _kmeans_plusplus(
+            X_rest, k, np.ones(len(X_rest)), rng, x_squared_norms=row_norms_squared(X_rest), prefix=np.array(kept)
+        )
+        kept = indices.tolist()
+    return np.array(kept)
+
+
+@dataclass(frozen=True)
+class AuditResult:
+    """Chi-square test of equal seed-set distributions, unlearned vs retrained."""
+
+    strategy: str
+    pvalue: float
+    statistic: float
+    n_runs: int
+    frequencies: dict[str, dict[str, float]]  #: seed set -> frequency, for "unlearned" and "retrained"
+
+
+def audit_seeding_unlearning(
+    X, n_clusters: int, removed, *, strategy: str = "exact", n_runs: int = 2000, random_state: SeedLike = None
+) -> AuditResult:
+    """Compare unlearning with retraining as distributions over seed sets.
+
+    Each run seeds ``X`` with fresh randomness and unlearns ``removed`` with
+    ``strategy``; independently, K-means++ is rerun on the remaining data. A
+    chi-square test of homogeneity on the two samples of seed sets gives the
+    p-value: exact unlearning should pass (large p), a shortcut should fail.
+    """
+    X = check_array(X)
+    rng = check_random_state(random_state)
+    keep = np.ones(len(X), dtype=bool)
+    keep[np.asarray(removed, dtype=np.int64)] = False
+    X_rest = X[keep]
+    ones, ones_rest = np.ones(len(X)), np.ones(len(X_rest))
+    norms, norms_rest = row_norms_squared(X), row_norms_squared(X_rest)
+    unlearned, retrained = Counter(), Counter()
+    for _ in range(n_runs):
+        seeds = _kmeans_plusplus(X, n_clusters, ones, rng, x_squared_norms=norms)
+        out = shortcut_unlearn_kmeans_plusplus(X, seeds, removed, strategy=strategy, random_state=rng)
+        unlearned[tuple(sorted(out.tolist()))] += 1
+        fresh = _kmeans_plusplus(X_rest, n_clusters, ones_rest, rng, x_squared_norms=norms_rest)
+        retrained[tuple(sorted(fresh.tolist()))] += 1
+    keys = sorted(set(unlearned) | set(retrained))
+    table = np.array([[unlearned[k] for k in keys], [retrained[k] for k in keys]])
+    statistic, pvalue, _, _ = chi2_contingency(table)
+    freq = {
+        "unlearned": {str(k): unlearned[k] / n_runs for k in keys},
+        "retrained": {str(k): retrained[k] / n_runs for k in keys},
+    }
+    return AuditResult(strategy, float(pvalue), float(statistic), n_runs, freq)
