@@ -228,11 +228,12 @@ class RemovalRun:
 def _pick_removal(model: MUFC, kind: str, rng: np.random.Generator) -> tuple[int, int]:
     """Client and row id of the next removal: random (MUFC Sec. 6) or adversarial (guide, ambiguity 11)."""
     if kind == "random":
-        while True:  # a client uniformly, re-drawn if it has too few points, then a point uniformly
-            client = int(rng.integers(model.n_clients))
-            ids = model.client_ids(client)
-            if len(ids) > model.n_clusters:
-                return client, int(rng.choice(ids))
+        # a client uniformly among those with more than K points (MUFC re-draws the others), then a point
+        eligible = [c for c in range(model.n_clients) if len(model.client_ids(c)) > model.n_clusters]
+        if not eligible:
+            raise ValueError(f"no client holds more than K={model.n_clusters} points; nothing can be removed.")
+        client = eligible[int(rng.integers(len(eligible)))]
+        return client, int(rng.choice(model.client_ids(client)))
     ids, labels = model.induced_labels()
     _, X = model.remaining_data()
     d2 = np.einsum("ij,ij->i", X - model.server_centers_[labels], X - model.server_centers_[labels])
@@ -286,6 +287,7 @@ def removal_run(
                 {
                     "round": r + 1,
                     "client": client,
+                    "id": row_id,
                     "seconds": report.seconds,
                     "reseeded": bool(report.clients_reseeded),
                     "server refit": report.server_refit,
@@ -315,3 +317,34 @@ def removal_run(
         retrain_lloyd_seconds=float(np.median(retrain_lloyd)),
         train_seconds=train_seconds,
     )
+
+
+def dckm_removal_seconds(
+    problem: FederatedProblem, removals: pd.DataFrame, *, root_n_init: int = 10, random_state: SeedLike = None
+) -> np.ndarray:
+    """Seconds DC-KM spends on the same removal requests (leaf rerun plus root refit, MUFC Fig. 3)."""
+    model = DCKMeans(problem.n_clusters, root_n_init=root_n_init, random_state=random_state)
+    with warnings.catch_warnings():
+        warnings.filterwarnings("ignore", message="X has fewer distinct", category=RuntimeWarning)
+        model.fit(problem.X, problem.parts)
+        return np.array(
+            [model.remove(int(c), [int(i)]) for c, i in zip(removals["client"], removals["id"], strict=True)]
+        )
+
+
+def retrain_probability(problem: FederatedProblem) -> float:
+    """Probability that a random removal re-seeds its client: the mean over clients of K_l / n_l (MUFC Lemma F.1).
+
+    MUFC's protocol picks a client uniformly, then a point of it uniformly; the
+    point is one of the client's K_l seeds with probability K_l / n_l.
+    """
+    sizes = np.array([len(p) for p in problem.parts], dtype=np.float64)
+    eligible = sizes > problem.n_clusters  # clients with too few points are re-drawn
+    if not eligible.any():
+        return float("nan")
+    return float(np.mean(problem.n_clusters / sizes[eligible]))
+
+
+def has_removable_clients(problem: FederatedProblem) -> bool:
+    """Whether some client holds more than K points, so that single-point removals can be drawn."""
+    return any(len(p) > problem.n_clusters for p in problem.parts)
