@@ -50,3 +50,17 @@ def test_removal_run_records_every_round_and_retraining():
     assert run.accumulated_speedup > 0
     adversarial = experiments.removal_run(problem, n_removals=3, kind="adversarial", server_n_init=2, random_state=0)
     assert len(adversarial.rounds) == 3
+
+
+def test_retrain_probability_is_mean_k_over_client_size():
+    parts = [np.arange(10), np.arange(10, 30), np.arange(30, 33)]  # the last client is too small to pick
+    assert experiments.retrain_probability(parts, 4) == pytest.approx((4 / 10 + 4 / 20) / 2)
+    assert np.isnan(experiments.retrain_probability([np.arange(3)], 4))
+
+
+def test_dckm_times_the_same_requests_and_small_clients_are_detected():
+    problem = experiments.prepare("TCGA", max_samples=600, n_init=2, random_state=0)
+    run = experiments.removal_run(problem, n_removals=4, server_n_init=2, n_retrain_timings=1, random_state=1)
+    seconds = experiments.dckm_removal_seconds(problem, run.rounds, root_n_init=2, random_state=0)
+    assert seconds.shape == (4,) and (seconds > 0).all()
+    assert experiments.has_removable_clients(problem)

@@ -332,17 +332,17 @@ def dckm_removal_seconds(
         )
 
 
-def retrain_probability(problem: FederatedProblem) -> float:
+def retrain_probability(parts, n_clusters: int) -> float:
     """Probability that a random removal re-seeds its client: the mean over clients of K_l / n_l (MUFC Lemma F.1).
 
     MUFC's protocol picks a client uniformly, then a point of it uniformly; the
     point is one of the client's K_l seeds with probability K_l / n_l.
     """
-    sizes = np.array([len(p) for p in problem.parts], dtype=np.float64)
-    eligible = sizes > problem.n_clusters  # clients with too few points are re-drawn
+    sizes = np.array([len(p) for p in parts], dtype=np.float64)
+    eligible = sizes > n_clusters  # clients with too few points are re-drawn
     if not eligible.any():
         return float("nan")
-    return float(np.mean(problem.n_clusters / sizes[eligible]))
+    return float(np.mean(n_clusters / sizes[eligible]))
 
 
 def has_removable_clients(problem: FederatedProblem) -> bool:
