@@ -64,3 +64,17 @@ def test_dckm_times_the_same_requests_and_small_clients_are_detected():
     seconds = experiments.dckm_removal_seconds(problem, run.rounds, root_n_init=2, random_state=0)
     assert seconds.shape == (4,) and (seconds > 0).all()
     assert experiments.has_removable_clients(problem)
+
+
+def test_mean_round_speedup_is_at_least_the_accumulated_one_for_equal_baselines():
+    import pandas as pd
+
+    run = experiments.RemovalRun(
+        rounds=pd.DataFrame({"seconds": [0.001, 0.001, 1.0], "reseeded": [False, False, True]}),
+        retrain_seconds=1.0,
+        retrain_lloyd_seconds=1.0,
+        train_seconds=1.0,
+    )
+    assert run.mean_round_speedup == pytest.approx((1000 + 1000 + 1) / 3)
+    assert run.accumulated_speedup == pytest.approx(3 / 1.002)
+    assert run.no_retrain_speedups.tolist() == [1000.0, 1000.0]
