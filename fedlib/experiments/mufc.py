@@ -277,18 +277,19 @@ def removal_run(
         raise ValueError(f"kind={kind!r} should be 'random' or 'adversarial'.")
     rng = check_random_state(random_state)
     seed = int(rng.integers(2**31))
-    model = MUFC(
-        problem.n_clusters,
-        aggregation="plaintext",
-        server_update=server_update,
-        server_n_init=server_n_init,
-        random_state=seed,
-    ).fit(problem.X, problem.parts)
-    train_seconds = model.fit_report_.seconds
     timing_rounds = set(np.linspace(0, n_removals - 1, n_retrain_timings).round().astype(int).tolist())
     retrain, retrain_lloyd, rows = [], [], []
     with warnings.catch_warnings():
+        # FEMNIST writers hold identical images; K-means++ then repeats a centre, harmlessly.
         warnings.filterwarnings("ignore", message="X has fewer distinct", category=RuntimeWarning)
+        model = MUFC(
+            problem.n_clusters,
+            aggregation="plaintext",
+            server_update=server_update,
+            server_n_init=server_n_init,
+            random_state=seed,
+        ).fit(problem.X, problem.parts)
+        train_seconds = model.fit_report_.seconds
         for r in range(n_removals):
             client, row_id = _pick_removal(model, kind, rng)
             report = model.remove(client, [row_id])
