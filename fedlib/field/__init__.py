@@ -11,6 +11,7 @@ from fedlib.field._poly import (
     poly_mul,
     poly_powmod,
     poly_roots,
+    solve_transposed_vandermonde,
 )
 from fedlib.field._prime import check_prime, is_prime, next_prime, random_field_elements
 
@@ -29,4 +30,5 @@ __all__ = [
     "poly_powmod",
     "poly_roots",
     "random_field_elements",
+    "solve_transposed_vandermonde",
 ]

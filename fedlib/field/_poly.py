@@ -217,18 +217,68 @@ def poly_roots(h: Poly, p: int, *, backend: str = "auto", random_state: SeedLike
     return sorted(roots)
 
 
-def decode_power_sums(syndromes, p: int, *, backend: str = "auto", random_state: SeedLike = 0) -> dict[int, int]:
+def _forney_magnitudes(S: list[int], lam: Poly, support: list[int], p: int) -> list[int]:
+    """Forney: ``Omega(x) = S(x) Lambda(x) mod x^m``, ``q_j = Omega(1/j) / prod_{t != j} (1 - t/j)``."""
+    m = len(support)
+    omega = poly_mul(S[:m], lam, p)[:m]
+    values = []
+    for j in support:
+        inv = pow(j, -1, p)
+        denom = 1
+        for t in support:
+            if t != j:
+                denom = denom * (1 - t * inv) % p
+        values.append(poly_eval(omega, inv, p) * pow(denom, -1, p) % p)
+    return values
+
+
+def solve_transposed_vandermonde(nodes, rhs, p: int) -> list[int]:
+    """Solve ``sum_t q_t nodes_t^i = rhs_i`` (i = 0..m-1) over GF(p) in O(m^2) operations.
+
+    This is the Vandermonde step of MUFC Alg. 2. With ``P(x) = prod_t (x - nodes_t)``
+    and ``P_t(x) = P(x) / (x - nodes_t) = sum_k a_{t,k} x^k``, the solution is
+    ``q_t = sum_k a_{t,k} rhs_k / P_t(nodes_t)`` (the Lagrange basis). Nodes must be distinct.
+    """
+    nodes = [int(v) % p for v in nodes]
+    rhs = [int(v) % p for v in rhs]
+    m = len(nodes)
+    if len(rhs) != m:
+        raise ValueError(f"need {m} right-hand sides, got {len(rhs)}.")
+    if len(set(nodes)) != m:
+        raise ValueError("Vandermonde nodes must be distinct.")
+    master = poly_from_roots(nodes, p)  # P(x), degree m, monic, lowest degree first
+    out = []
+    for node in nodes:
+        # synthetic division of P by (x - node); quotient[k] is the coefficient of x^k in P_t
+        quotient = [0] * m
+        carry = 0
+        for k in range(m, 0, -1):
+            carry = (master[k] + carry * node) % p
+            quotient[k - 1] = carry
+        numerator = sum(a * b for a, b in zip(quotient, rhs, strict=True)) % p
+        denominator = poly_eval(quotient, node, p)
+        if denominator == 0:
+            raise DecodingError("singular Vandermonde system: repeated node.")
+        out.append(numerator * pow(denominator, -1, p) % p)
+    return out
+
+
+def decode_power_sums(
+    syndromes, p: int, *, backend: str = "auto", magnitudes: str = "vandermonde", random_state: SeedLike = 0
+) -> dict[int, int]:
     """Recover a sparse vector from its power sums over GF(p).
 
     Given ``S_i = sum_j q_j j^(i-1) mod p`` for ``i = 1..2T``, with at most ``T``
     non-zero ``q_j``, distinct non-zero indices ``j`` and ``q_j != 0 mod p``,
     return ``{j: q_j}`` (MUFC Alg. 2, server steps 2-4): Berlekamp-Massey gives
     ``Lambda(x) = prod (1 - j x)``, its reversal ``prod (x - j)`` has the indices
-    as roots, and Forney's formula gives the magnitudes.
+    as roots, and a Vandermonde solve gives the magnitudes.
 
     Raises :class:`DecodingError` when the syndromes are not those of a vector
     with at most ``T`` non-zeros (for example, corrupted by a client).
-    ``backend`` selects the root finder (see :func:`poly_roots`).
+    ``backend`` selects the root finder (see :func:`poly_roots`); ``magnitudes``
+    solves for the counts by the Vandermonde system of MUFC Alg. 2 (default) or by
+    Forney's formula (MUFC guide, Sec. 4.3 item 6); both are exact and agree.
     """
     S = [int(v) % p for v in syndromes]
     if len(S) % 2:
@@ -246,16 +296,14 @@ def decode_power_sums(syndromes, p: int, *, backend: str = "auto", random_state:
     if len(h) - 1 != m:
         raise DecodingError("index 0 appears in the support: indices must be non-zero field elements.")
     support = poly_roots(h, p, backend=backend, random_state=random_state)
-    # Forney: Omega(x) = S(x) Lambda(x) mod x^m;  q_j = Omega(1/j) / prod_{t != j} (1 - j_t / j)
-    omega = poly_mul(S[:m], lam, p)[:m]
+    if magnitudes == "forney":
+        values = _forney_magnitudes(S, lam, support, p)
+    elif magnitudes == "vandermonde":
+        values = solve_transposed_vandermonde(support, S[:m], p)
+    else:
+        raise ValueError(f"magnitudes={magnitudes!r} should be 'vandermonde' or 'forney'.")
     out: dict[int, int] = {}
-    for j in support:
-        inv = pow(j, -1, p)
-        denom = 1
-        for t in support:
-            if t != j:
-                denom = denom * (1 - t * inv) % p
-        q = poly_eval(omega, inv, p) * pow(denom, -1, p) % p
+    for j, q in zip(support, values, strict=True):
         if q == 0:
             raise DecodingError(f"decoded a zero magnitude at index {j}: inconsistent syndromes.")
         out[j] = q

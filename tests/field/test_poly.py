@@ -162,3 +162,23 @@ def test_primes_and_random_elements():
     assert random_field_elements(p, 5, random_state=1) == random_field_elements(p, 5, random_state=1)
     big = next_prime(2**300)
     assert all(0 <= v < big for v in random_field_elements(big, 50, random_state="secrets"))
+
+
+@pytest.mark.parametrize("p", [101, next_prime(2**68)])
+@given(data=st.data())
+def test_vandermonde_solve_matches_python_integers(p, data):
+    from fedlib.field import solve_transposed_vandermonde
+
+    m = data.draw(st.integers(1, 8))
+    nodes = data.draw(st.lists(st.integers(1, p - 1), min_size=m, max_size=m, unique=True))
+    q = data.draw(st.lists(st.integers(0, p - 1), min_size=m, max_size=m))
+    rhs = [sum(qt * pow(t, i, p) for qt, t in zip(q, nodes, strict=True)) % p for i in range(m)]
+    assert solve_transposed_vandermonde(nodes, rhs, p) == q
+
+
+@pytest.mark.parametrize("magnitudes", ["vandermonde", "forney"])
+def test_both_magnitude_solvers_decode(magnitudes):
+    p = next_prime(2**68)
+    q = dict(zip(distinct_elements(random.Random(1), 2**67, 30), range(1, 31), strict=True))
+    S = [sum(v * pow(j, i, p) for j, v in q.items()) % p for i in range(60)]
+    assert decode_power_sums(S, p, magnitudes=magnitudes) == q
