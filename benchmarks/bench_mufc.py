@@ -58,10 +58,10 @@ def main() -> None:
         X = celltype.X[max(celltype.parts, key=len)]
         k = celltype.n_clusters
         start = time.perf_counter()
-        loop_losses = [kmeans_objective(X, X[loop_kmeans_plusplus(X, k, rng)]) for _ in range(5)]
+        loop_losses = [kmeans_objective(X, X[loop_kmeans_plusplus(X, k, rng)]) for _ in range(20)]
         loop_seconds = time.perf_counter() - start
         start = time.perf_counter()
-        ours_losses = [kmeans_objective(X, kmeans_plusplus(X, k, random_state=rng)[0]) for _ in range(5)]
+        ours_losses = [kmeans_objective(X, kmeans_plusplus(X, k, random_state=rng)[0]) for _ in range(20)]
         ours_seconds = time.perf_counter() - start
         phi = KMeans(k, n_init=10, random_state=0).fit(X).inertia_
         print(
