@@ -11,6 +11,7 @@ from sklearn.utils.extmath import randomized_svd
 from fedlib._typing import NDArrayFloat, NDArrayInt, SeedLike
 from fedlib._validation import check_array, check_n_clusters, check_partition, spawn_generators
 from fedlib.cluster._distance import assign_to_nearest, row_norms_squared, squared_distances
+from fedlib.cluster._federated import local_clusters
 from fedlib.cluster._kmeanspp import _kmeans_plusplus
 from fedlib.cluster._lloyd import KMeans, _lloyd
 
@@ -137,8 +138,7 @@ class DCKMeans:
         k = min(self._k, len(Xl))
         norms = row_norms_squared(Xl)
         seeds = _kmeans_plusplus(Xl, k, np.ones(len(Xl)), self._streams[leaf], x_squared_norms=norms)
-        C = _lloyd(Xl, Xl[seeds].copy(), np.ones(len(Xl)), max_iter=300, tol=1e-4, x_squared_norms=norms).centers
-        self._leaf[leaf] = (C, assign_to_nearest(Xl, C, x_squared_norms=norms)[0])
+        self._leaf[leaf] = local_clusters(Xl, seeds, lloyd=True, x_squared_norms=norms)
         return time.perf_counter() - start
 
     def _fit_root(self) -> float:

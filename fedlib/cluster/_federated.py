@@ -26,6 +26,27 @@ class FederatedClustering:
     nearest_loss: float  #: phi_c(X; C_s) of MUFC Eq. (1): each point charged to its nearest centre
 
 
+def local_clusters(
+    Xl: NDArrayFloat, seeds: NDArrayInt, *, lloyd: bool, x_squared_norms: NDArrayFloat | None = None
+) -> tuple[NDArrayFloat, NDArrayInt]:
+    """A client's local model from its K-means++ seeds, and the local cluster of each of its points.
+
+    The centres are the seeds themselves (MUFC Alg. 1 line 1) or, with ``lloyd=True``,
+    Lloyd's iterations started from them (full client training: MUFC Table 2, DC-KM
+    leaves). Every point joins its nearest centre. Shared by
+    :func:`one_shot_federated_kmeans`, :class:`fedlib.cluster.DCKMeans` and
+    :class:`fedlib.unlearn.MUFC`.
+    """
+    if x_squared_norms is None:
+        x_squared_norms = row_norms_squared(Xl)
+    centers = Xl[seeds].copy()
+    if lloyd:
+        ones = np.ones(len(Xl))
+        centers = _lloyd(Xl, centers, ones, max_iter=300, tol=1e-4, x_squared_norms=x_squared_norms).centers
+    labels, _ = assign_to_nearest(Xl, centers, x_squared_norms=x_squared_norms)
+    return centers, labels
+
+
 def one_shot_federated_kmeans(
     X,
     parts: list[NDArrayInt],
@@ -82,10 +103,7 @@ def one_shot_federated_kmeans(
         kl = min(k, idx.size)
         weights = np.ones(idx.size)
         seeds = _kmeans_plusplus(Xl, kl, weights, rng, x_squared_norms=nl)
-        C = Xl[seeds].copy()
-        if client_lloyd:
-            C = _lloyd(Xl, C, weights, max_iter=300, tol=1e-4, x_squared_norms=nl).centers
-        lab, _ = assign_to_nearest(Xl, C, x_squared_norms=nl)
+        C, lab = local_clusters(Xl, seeds, lloyd=client_lloyd, x_squared_norms=nl)
         centers.append(C)
         counts.append(np.bincount(lab, minlength=kl))
         local_labels.append(lab)

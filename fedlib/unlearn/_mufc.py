@@ -10,9 +10,10 @@ import numpy as np
 
 from fedlib._typing import NDArrayFloat, NDArrayInt, SeedLike
 from fedlib._validation import check_array, check_n_clusters, check_partition, spawn_generators
-from fedlib.cluster._distance import assign_to_nearest, row_norms_squared
+from fedlib.cluster._distance import assign_to_nearest
+from fedlib.cluster._federated import local_clusters
 from fedlib.cluster._kmeanspp import _kmeans_plusplus, draw_race_keys
-from fedlib.cluster._lloyd import KMeans, _lloyd
+from fedlib.cluster._lloyd import KMeans
 from fedlib.cluster._quantize import UniformGrid
 from fedlib.secagg import scma_params, secure_sparse_sum
 from fedlib.unlearn._seeding import unlearn_kmeans_plusplus
@@ -182,11 +183,7 @@ class MUFC:
 
     def _client_model(self, ids, Xl, keys, seeds) -> _ClientState:
         """Local centres (seeds, or Lloyd from them), local clusters, and their bins (Alg. 1 lines 1-3)."""
-        centers = Xl[seeds].copy()
-        norms = row_norms_squared(Xl)
-        if self.client_lloyd:
-            centers = _lloyd(Xl, centers, np.ones(len(Xl)), max_iter=300, tol=1e-4, x_squared_norms=norms).centers
-        labels, _ = assign_to_nearest(Xl, centers, x_squared_norms=norms)
+        centers, labels = local_clusters(Xl, seeds, lloyd=self.client_lloyd)
         cells = self.grid_.cells(np.clip(centers, *self._grid_box()))
         return _ClientState(ids, Xl, keys, seeds, centers, labels, cells, self.grid_.flat_index(cells), np.empty(0))
 
