@@ -1,5 +1,6 @@
-"""Exact arithmetic over prime fields GF(p): primes, random elements, polynomials, power-sum decoding."""
+"""Exact arithmetic over prime fields GF(p): int64 arrays for p < 2**50, polynomials over Python ints, decoding."""
 
+from fedlib.field._int64 import MAX_MODULUS, as_residues, check_modulus, matmul_mod, mulmod, signed
 from fedlib.field._poly import (
     DecodingError,
     berlekamp_massey,
@@ -16,11 +17,16 @@ from fedlib.field._poly import (
 from fedlib.field._prime import check_prime, is_prime, next_prime, random_field_elements
 
 __all__ = [
+    "MAX_MODULUS",
     "DecodingError",
+    "as_residues",
     "berlekamp_massey",
+    "check_modulus",
     "check_prime",
     "decode_power_sums",
     "is_prime",
+    "matmul_mod",
+    "mulmod",
     "next_prime",
     "poly_divmod",
     "poly_eval",
@@ -30,5 +36,6 @@ __all__ = [
     "poly_powmod",
     "poly_roots",
     "random_field_elements",
+    "signed",
     "solve_transposed_vandermonde",
 ]

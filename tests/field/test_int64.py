@@ -1,0 +1,64 @@
+"""int64 GF(q) arithmetic for q < 2**50 against Python integers."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+from hypothesis import given
+from hypothesis import strategies as st
+from hypothesis.extra.numpy import arrays
+
+from fedlib.field import MAX_MODULUS, check_modulus, matmul_mod, mulmod, next_prime, signed
+
+Q50 = 1125899906842597  # 2**50 - 27, the largest prime below 2**50 (SecFC guide, Sec. 9.1)
+MODULI = [101, 2**31 - 1, 35184372088777, Q50]
+
+
+def test_q50_is_the_prime_below_2_50():
+    assert check_modulus(Q50) == Q50 and next_prime(Q50) > MAX_MODULUS
+
+
+@pytest.mark.parametrize("q", MODULI)
+@given(data=st.data())
+def test_mulmod_equals_python_integers(q, data):
+    a = data.draw(arrays(np.int64, 50, elements=st.integers(0, q - 1)))
+    b = data.draw(arrays(np.int64, 50, elements=st.integers(0, q - 1)))
+    expected = [int(x) * int(y) % q for x, y in zip(a, b, strict=True)]
+    assert mulmod(a, b, q).tolist() == expected
+
+
+@pytest.mark.parametrize("q", MODULI)
+def test_mulmod_extremes(q):
+    a = np.array([0, 1, q - 1, q - 1, q // 2, q // 2 + 1], dtype=np.int64)
+    b = np.array([q - 1, q - 1, q - 1, 1, q // 2 + 1, q - 2], dtype=np.int64)
+    assert mulmod(a, b, q).tolist() == [int(x) * int(y) % q for x, y in zip(a, b, strict=True)]
+
+
+@pytest.mark.parametrize("q", MODULI)
+@pytest.mark.parametrize("shape", [(1, 1, 1), (3, 7, 2), (16, 300, 9)])
+def test_matmul_mod_equals_python_integers(q, shape, global_random_seed):
+    rng = np.random.default_rng(global_random_seed)
+    m, d, k = shape
+    A = rng.integers(0, q, size=(m, d), dtype=np.int64)
+    B = rng.integers(0, q, size=(d, k), dtype=np.int64)
+    expected = (A.astype(object) @ B.astype(object)) % q
+    np.testing.assert_array_equal(matmul_mod(A, B, q), expected.astype(np.int64))
+
+
+def test_matmul_mod_at_the_largest_values():
+    A = np.full((2, 4000), Q50 - 1, dtype=np.int64)
+    B = np.full((4000, 2), Q50 - 1, dtype=np.int64)
+    assert matmul_mod(A, B, Q50)[0, 0] == 4000 * (Q50 - 1) ** 2 % Q50
+
+
+def test_bounds_raise():
+    with pytest.raises(ValueError, match="q < 2\\*\\*50"):
+        matmul_mod(np.ones((1, 1)), np.ones((1, 1)), 2**61 - 1)
+    with pytest.raises(ValueError, match="not a prime"):
+        check_modulus(2**40)
+    with pytest.raises(ValueError, match="inner dimension"):
+        matmul_mod(np.zeros((1, 2**19), dtype=np.int64), np.zeros((2**19, 1), dtype=np.int64), Q50)
+
+
+def test_signed_lift():
+    assert signed(np.array([0, 1, 50, 51, 100]), 101).tolist() == [0, 1, 50, -50, -1]
