@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import time
 import warnings
+from contextlib import contextmanager
 from dataclasses import dataclass
 
 import numpy as np
@@ -42,6 +43,14 @@ SOURCES = {
     "FEMNIST": "femnist_sample",
     "Covtype": "covtype",
 }
+
+
+@contextmanager
+def _duplicate_points_tolerated():
+    """Silence K-means++'s duplicate-centre warning: FEMNIST writers hold identical images, harmlessly."""
+    with warnings.catch_warnings():
+        warnings.filterwarnings("ignore", message="X has fewer distinct", category=RuntimeWarning)
+        yield
 
 
 @dataclass(frozen=True)
@@ -118,9 +127,7 @@ def loss_ratio_trials(
     """
     rng = check_random_state(random_state)
     rows = []
-    with warnings.catch_warnings():
-        # FEMNIST writers hold identical images; K-means++ then repeats a centre, harmlessly.
-        warnings.filterwarnings("ignore", message="X has fewer distinct", category=RuntimeWarning)
+    with _duplicate_points_tolerated():
         for trial in range(n_trials):
             seed = int(rng.integers(2**31))
             rows.extend(_one_trial(problem, trial, seed, client_lloyd, server_n_init, tuple(methods)))
@@ -279,9 +286,7 @@ def removal_run(
     seed = int(rng.integers(2**31))
     timing_rounds = set(np.linspace(0, n_removals - 1, n_retrain_timings).round().astype(int).tolist())
     retrain, retrain_lloyd, rows = [], [], []
-    with warnings.catch_warnings():
-        # FEMNIST writers hold identical images; K-means++ then repeats a centre, harmlessly.
-        warnings.filterwarnings("ignore", message="X has fewer distinct", category=RuntimeWarning)
+    with _duplicate_points_tolerated():
         model = MUFC(
             problem.n_clusters,
             aggregation="plaintext",
@@ -334,8 +339,7 @@ def dckm_removal_seconds(
 ) -> np.ndarray:
     """Seconds DC-KM spends on the same removal requests (leaf rerun plus root refit, MUFC Fig. 3)."""
     model = DCKMeans(problem.n_clusters, root_n_init=root_n_init, random_state=random_state)
-    with warnings.catch_warnings():
-        warnings.filterwarnings("ignore", message="X has fewer distinct", category=RuntimeWarning)
+    with _duplicate_points_tolerated():
         model.fit(problem.X, problem.parts)
         return np.array(
             [model.remove(int(c), [int(i)]) for c, i in zip(removals["client"], removals["id"], strict=True)]

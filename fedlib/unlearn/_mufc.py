@@ -258,7 +258,7 @@ class MUFC:
     def federated_loss(self) -> float:
         """phi_f of MUFC Eq. (2) on the remaining data: each point charged to its induced centre."""
         _, labels = self.induced_labels()
-        X = np.vstack([c.X for c in self._clients if c is not None])
+        _, X = self.remaining_data()  # same client order as induced_labels
         diff = X - self.server_centers_[labels]
         return float(np.einsum("ij,ij->", diff, diff))
 
