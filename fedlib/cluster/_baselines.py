@@ -31,6 +31,14 @@ def _kfed_local(Xl: NDArrayFloat, k: int, rng: np.random.Generator) -> NDArrayFl
     each seed the points at most a third as far from it as from any other seed
     (the 1:3 split rule), use their means as seeds, and run Lloyd in the
     original space.
+
+    A device with at most ``k`` points returns its points as centres, as the
+    reference code does.
+
+    Deviation: the reference code (metastableB/kfed, ``awasthisheffet``) takes
+    the 1:3 members' means in the projected space and maps them back with
+    ``V^T``, i.e. onto the rank-k subspace; here the means are taken in the
+    full space. Lloyd then starts from these seeds in both.
     """
     n, d = Xl.shape
     k = min(k, n)
@@ -50,8 +58,14 @@ def _kfed_local(Xl: NDArrayFloat, k: int, rng: np.random.Generator) -> NDArrayFl
     return _lloyd(Xl, centers, np.ones(n), max_iter=300, tol=1e-4).centers
 
 
-def _cleanup_max(local_centers: list[NDArrayFloat], k: int) -> NDArrayFloat:
-    """K-FED's server step: start from device 0's centres, add the farthest local centre until K, one Lloyd step."""
+def _cleanup_max(local_centers: list[NDArrayFloat], k: int, *, server_max_iter: int = 1) -> NDArrayFloat:
+    """K-FED's server step: start from device 0's centres, add the farthest local centre until K, then Lloyd.
+
+    ``server_max_iter=1`` is the single Lloyd step of MUFC's adapted code, with
+    no stopping test (``tol=0``); larger values run Lloyd like scikit-learn's
+    ``KMeans(init=...)`` in the reference code (``tol=1e-4``). Prior validation
+    of ``k'·n >= k`` is assumed (the pool then holds at least ``k`` centres).
+    """
     pool = np.vstack(local_centers)
     chosen = [pool[i] for i in range(min(k, len(local_centers[0])))]
     closest = squared_distances(pool, np.array(chosen)).min(axis=1)
@@ -59,36 +73,103 @@ def _cleanup_max(local_centers: list[NDArrayFloat], k: int) -> NDArrayFloat:
         far = int(np.argmax(closest))
         chosen.append(pool[far])
         closest = np.minimum(closest, squared_distances(pool, pool[far : far + 1])[:, 0])
-    return _lloyd(pool, np.array(chosen), np.ones(len(pool)), max_iter=1, tol=0.0).centers
+    tol = 0.0 if server_max_iter == 1 else 1e-4
+    return _lloyd(pool, np.array(chosen), np.ones(len(pool)), max_iter=server_max_iter, tol=tol).centers
 
 
 @dataclass(frozen=True)
 class BaselineFit:
-    """Outcome of a baseline: server centres, induced loss and the time of a (re)training."""
+    """Outcome of a baseline: server centres, induced loss, the time of a (re)training and point labels."""
 
     server_centers: NDArrayFloat
     federated_loss: float
     seconds: float  #: slowest client plus server
+    labels: NDArrayInt | None = None  #: (n_samples,) nearest final server centre of each row of X, if computed
 
 
 def kfed(
-    X, parts, n_clusters: int, *, n_local_clusters: int | None = None, random_state: SeedLike = None
+    X,
+    parts,
+    n_clusters: int,
+    *,
+    n_local_clusters: int | None = None,
+    server_max_iter: int = 1,
+    random_state: SeedLike = None,
 ) -> BaselineFit:
     """K-FED (Dennis, Li and Smith, ICML 2021): one-shot, unweighted, exact local centres sent in the clear.
 
-    Each device runs :func:`_kfed_local` with ``n_local_clusters`` (MUFC App. M.2
-    uses K everywhere, the default); the server runs "cleanup-max". Points take
-    the server cluster of their local centre (MUFC Def. 3.1).
+    Each device runs :func:`_kfed_local` with ``n_local_clusters`` local
+    clusters; the server runs "cleanup-max" (:func:`_cleanup_max`) on the union
+    of the local centres. The federated loss charges each point to the server
+    cluster of its local centre (MUFC Def. 3.1); ``labels`` instead assigns each
+    point to its nearest final server centre (SecFC guide §4.7).
 
+    Parameters
+    ----------
+    X : array-like of shape (n_samples, n_features)
+    parts : list of array-like of int
+        Row indices of each device; they must partition ``range(n_samples)``.
+    n_clusters : int
+        k (SecFC), K (MUFC): the number of server clusters.
+    n_local_clusters : int, default=None
+        k' (k_j in Dennis et al.), the clusters each device looks for.
+        ``None`` means ``n_clusters``, as in MUFC App. M.2. K-FED is designed
+        for, and SecFC §5 runs it with, the true k' (the maximum number of
+        clusters a device holds points of), with guarantees for ``k' <= sqrt(k)``.
+    server_max_iter : int, default=1
+        Lloyd iterations at the server after the farthest-point initialisation.
+        1 is MUFC's adapted code (one Lloyd step); the reference code
+        (metastableB/kfed) runs scikit-learn ``KMeans`` to convergence, which
+        ``server_max_iter=300`` mirrors (stopping rule ``tol=1e-4`` as sklearn).
+    random_state : int, Generator or None
+        Pass an int for reproducible output across multiple function calls.
+
+    Returns
+    -------
+    BaselineFit
+        ``server_centers`` of shape (n_clusters, n_features), the induced
+        ``federated_loss``, ``seconds`` (slowest device plus server) and
+        ``labels`` of shape (n_samples,), in the row order of ``X``.
+
+    Raises
+    ------
+    ValueError
+        If ``n_local_clusters * n_clients < n_clusters``: cleanup-max could not
+        find k distinct local centres (the reference code asserts ``k'·n >= k``).
+
+    Notes
+    -----
     Cleanup-max starts from device 0's centres. With ``n_local_clusters = K`` (as
     in MUFC's experiments) those already number K, so no farthest point is added
     and clusters that device 0 lacks can be missed: one reason for K-FED's large
-    loss ratios in MUFC's Table 1. K-FED is designed for ``n_local_clusters = K'``.
+    loss ratios in MUFC's Table 1. With ``n_local_clusters = k'`` (SecFC's
+    setting) the server adds the farthest remaining local centre until it has k.
+
+    The local step takes the 1:3 members' means in the full space rather than
+    projecting them back onto the rank-k' subspace as the reference code does
+    (see :func:`_kfed_local`).
+
+    Used in :doc:`/mufc`, :doc:`/secfc`.
+
+    References
+    ----------
+    D. K. Dennis, T. Li, V. Smith. "Heterogeneity for the Win: One-Shot Federated
+    Clustering", ICML 2021.
+    J. Li, Y. Hou, B. Buyukates, S. Avestimehr. "Secure Federated Clustering", 2022.
     """
     X = check_array(X)
     k = check_n_clusters(n_clusters, X.shape[0])
     parts = check_partition(parts, X.shape[0])
     k_local = k if n_local_clusters is None else int(n_local_clusters)
+    if k_local < 1:
+        raise ValueError(f"n_local_clusters={k_local} should be >= 1.")
+    if k_local * len(parts) < k:
+        raise ValueError(
+            f"K-FED's cleanup-max needs n_local_clusters * n_clients >= n_clusters (k'·n >= k, Dennis et al. 2021); "
+            f"got n_local_clusters={k_local}, n_clients={len(parts)}, n_clusters={k}."
+        )
+    if int(server_max_iter) < 1:
+        raise ValueError(f"server_max_iter={server_max_iter} should be >= 1.")
     streams = spawn_generators(random_state, len(parts))
     centers, labels, slowest = [], [], 0.0
     for idx, rng in zip(parts, streams, strict=True):
@@ -98,11 +179,13 @@ def kfed(
         centers.append(C)
         slowest = max(slowest, time.perf_counter() - start)
     start = time.perf_counter()
-    server = _cleanup_max(centers, k)
+    server = _cleanup_max(centers, k, server_max_iter=int(server_max_iter))
     server_seconds = time.perf_counter() - start
     center_labels = [assign_to_nearest(C, server)[0] for C in centers]
     loss = _induced_loss([X[i] for i in parts], labels, center_labels, server)
-    return BaselineFit(server, loss, slowest + server_seconds)
+    # SecFC guide §4.7: point labels = nearest final global centre (row order of X)
+    point_labels = assign_to_nearest(X, server)[0]
+    return BaselineFit(server, loss, slowest + server_seconds, labels=point_labels)
 
 
 class DCKMeans:

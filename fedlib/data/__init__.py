@@ -2,9 +2,11 @@
 
 from fedlib.data._dataset import Dataset
 from fedlib.data._loaders import available, load, load_or_standin
+from fedlib.data._mixtures import make_gaussian_mixture, rotated_digit
 from fedlib.data._partition import (
     client_cluster_counts,
     iid_partition,
+    k_prime_partition,
     non_iid_partition,
     partition_by_group,
     subsample_indices,
@@ -23,14 +25,17 @@ __all__ = [
     "client_cluster_counts",
     "fetch",
     "iid_partition",
+    "k_prime_partition",
     "load",
     "load_or_standin",
     "make_blobs",
+    "make_gaussian_mixture",
     "make_mufc_gaussian",
     "make_standin",
     "non_iid_partition",
     "partition_by_group",
     "registry",
+    "rotated_digit",
     "scale_max_abs",
     "subsample_indices",
 ]

@@ -116,6 +116,83 @@ def _draw_non_iid(members, n_clients, size, low, k_prime, rng) -> list[NDArrayIn
     return parts
 
 
+def k_prime_partition(labels, n_clients: int, k_prime: int, *, random_state: SeedLike = None) -> list[NDArrayInt]:
+    """SecFC's non-iid split: client j holds points of the k' clusters ``(j·k' + s) mod k``, ``s < k'``.
+
+    SecFC §5.1 calls k' "the maximum number of clusters a client can have data
+    points in" but gives no partitioner (SecFC guide §11 #10). Here client j
+    takes clusters ``{(j·k' + s) mod k : 0 <= s < k'}``; each cluster's points
+    are shuffled and split as evenly as possible among the clients that take
+    it. For k=4, n=10, k'=1 the clusters go to 3, 3, 2 and 2 clients; k'=k
+    gives iid-like data ("corresponds to i.i.d. data distribution").
+
+    Parameters
+    ----------
+    labels : array-like of shape (n_samples,)
+        Cluster of each point. The k distinct values are numbered 0..k-1 in
+        sorted order (the usual labels 0..k-1 keep their numbers).
+    n_clients : int
+        n, the number of clients.
+    k_prime : int
+        k', the number of clusters per client, in ``[1, k]``.
+    random_state : int, Generator or None
+        Pass an int for reproducible output across multiple function calls.
+
+    Returns
+    -------
+    list of ndarray of int64
+        ``n_clients`` sorted index arrays, disjoint and covering
+        ``range(n_samples)``; client j holds points of at most k' clusters.
+
+    Raises
+    ------
+    ValueError
+        If k' is not in ``[1, k]``, if ``n_clients·k' < k`` (some cluster would
+        go to no client), or if a client would receive no point.
+
+    Notes
+    -----
+    Cost O(n_samples + n_clients·k'). Used in :doc:`/secfc`.
+
+    References
+    ----------
+    J. Li, Y. Hou, B. Buyukates, S. Avestimehr. "Secure Federated Clustering", 2022.
+    """
+    labels = np.asarray(labels)
+    if labels.ndim != 1:
+        raise ValueError(f"labels must be 1-D, got shape {labels.shape}.")
+    n = labels.shape[0]
+    n_clients = _check_n_clients(n_clients, n)
+    classes, codes = np.unique(labels, return_inverse=True)
+    k = classes.size
+    k_prime = int(k_prime)
+    if not 1 <= k_prime <= k:
+        raise ValueError(f"k_prime={k_prime} should lie in [1, k={k}] (k = number of distinct labels).")
+    if n_clients * k_prime < k:
+        raise ValueError(
+            f"every cluster needs a client: n_clients * k_prime >= k, got n_clients={n_clients}, "
+            f"k_prime={k_prime}, k={k} ({n_clients * k_prime} < {k})."
+        )
+    # SecFC guide §11 #10: client j takes clusters (j*k' + s) mod k, s < k'
+    takes = (np.arange(n_clients)[:, None] * k_prime + np.arange(k_prime)[None, :]) % k
+    rng = check_random_state(random_state)
+    order = np.argsort(codes, kind="stable")
+    members = np.split(order, np.cumsum(np.bincount(codes, minlength=k))[:-1])
+    pieces: list[list[NDArrayInt]] = [[] for _ in range(n_clients)]
+    for c in range(k):
+        clients = np.flatnonzero((takes == c).any(axis=1))
+        for j, chunk in zip(clients, np.array_split(rng.permutation(members[c]), clients.size), strict=True):
+            pieces[j].append(chunk)
+    parts = [np.sort(np.concatenate(p)).astype(np.int64) for p in pieces]
+    empty = [j for j, p in enumerate(parts) if p.size == 0]
+    if empty:
+        raise ValueError(
+            f"client {empty[0]} would hold no points: its clusters {sorted(takes[empty[0]].tolist())} have fewer "
+            f"points than clients taking them; lower n_clients={n_clients} or raise k_prime={k_prime}."
+        )
+    return parts
+
+
 def partition_by_group(groups) -> list[NDArrayInt]:
     """One client per distinct value of ``groups`` (e.g. FEMNIST's writers), in sorted group order."""
     groups = np.asarray(groups)

@@ -50,16 +50,21 @@ def mulmod(a, b, q: int) -> np.ndarray:
 
 
 def _limbs(M: np.ndarray) -> list[np.ndarray]:
+    """The 17-bit limbs of residues ``M``, low first, as float64; high all-zero limbs are dropped."""
+    top = int(M.max(initial=0))
+    n_limbs = max(1, min(_N_LIMBS, -(-top.bit_length() // _LIMB_BITS)))
     mask = (1 << _LIMB_BITS) - 1
-    return [((M >> (_LIMB_BITS * s)) & mask).astype(np.float64) for s in range(_N_LIMBS)]
+    return [((M >> (_LIMB_BITS * s)) & mask).astype(np.float64) for s in range(n_limbs)]
 
 
 def matmul_mod(A, B, q: int) -> np.ndarray:
-    """``A @ B mod q`` for residue matrices, exact, with nine float64 BLAS products.
+    """``A @ B mod q`` for residue matrices, exact, with at most nine float64 BLAS products.
 
     Each entry is split into three 17-bit limbs; a limb product is below 2**34,
     so a sum over fewer than 2**19 terms is an exact float64 integer. Partial
-    products are reduced and recombined with ``2**(17 (s + r)) mod q``.
+    products are reduced and recombined with ``2**(17 (s + r)) mod q``. Limbs
+    that are zero for the whole matrix are skipped, so a 0/1 matrix (a one-hot
+    cluster membership) costs three products instead of nine.
     """
     q = check_modulus(q)
     A = as_residues(A, q)
@@ -73,13 +78,27 @@ def matmul_mod(A, B, q: int) -> np.ndarray:
         )
     LA, LB = _limbs(A), _limbs(B)
     out = np.zeros((A.shape[0], B.shape[1]), dtype=np.int64)
-    for shift in range(2 * _N_LIMBS - 1):
+    for shift in range(len(LA) + len(LB) - 1):
         group = np.zeros_like(out)
-        for s in range(_N_LIMBS):
+        for s in range(len(LA)):
             r = shift - s
-            if 0 <= r < _N_LIMBS:
+            if 0 <= r < len(LB):
                 group += np.mod(np.rint(LA[s] @ LB[r]).astype(np.int64), q)  # < 3q < 2**52
         out = np.mod(out + mulmod(np.mod(group, q), pow(2, _LIMB_BITS * shift, q), q), q)
+    return out
+
+
+def sum_mod(a, q: int, *, axis: int = -1) -> np.ndarray:
+    """``a.sum(axis) mod q`` for residues ``a`` in ``[0, q)``, q < 2**50, without int64 overflow.
+
+    A sum of more than 2**13 residues below 2**50 can pass 2**63; the axis is
+    summed in blocks of 2**13 with a reduction after each.
+    """
+    a = np.moveaxis(np.asarray(a, dtype=np.int64), axis, -1)
+    block = 2**13
+    out = np.zeros(a.shape[:-1], dtype=np.int64)
+    for start in range(0, a.shape[-1], block):
+        out = np.mod(out + np.mod(a[..., start : start + block].sum(axis=-1), q), q)
     return out
 
 

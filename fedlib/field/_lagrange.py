@@ -1,0 +1,281 @@
+"""Lagrange coded computing over GF(q) (Yu et al., AISTATS 2019), as SecFC uses it (SecFC Sec. 4.1, Eq. (2)).
+
+A secret is cut into ``ℓ`` segments ``x_1..x_ℓ``; with ``t`` uniformly random
+masks ``z_{ℓ+1}..z_{ℓ+t}`` they define the polynomial ``f`` of degree at most
+``ℓ+t-1`` with ``f(β_u) = x_u`` (``u ≤ ℓ``) and ``f(β_u) = z_u`` (``u > ℓ``).
+Client ``j`` receives the share ``f(α_j)``. Any polynomial ``g`` of degree
+``deg`` applied to shares gives evaluations of ``g∘f``, of degree
+``(ℓ+t-1)·deg``, so ``(ℓ+t-1)·deg + 1`` responses determine it and its values at
+the ``β_u``, the results on the secret segments. For SecFC's squared distances
+``deg = 2`` and the recovery threshold is ``2ℓ+2t-1`` (SecFC Theorem 1).
+
+The public points are ``β_u = u`` (``u = 1..ℓ+t``) and ``α_j = ℓ+t+j``
+(``j = 1..n``): distinct and disjoint, as LCC requires. Every coefficient is
+computed with Python integers and Fermat inverses, never in floating point.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from itertools import combinations
+
+import numpy as np
+
+from fedlib._typing import NDArrayInt, SeedLike
+from fedlib._validation import check_random_state
+from fedlib.field._int64 import as_residues, check_modulus, matmul_mod
+from fedlib.field._poly import DecodingError
+
+#: SecFC's default field: the largest prime below 2**50 (SecFC guide, Sec. 9.1).
+SECFC_PRIME = 2**50 - 27
+
+
+def lagrange_basis(nodes: list[int], targets: list[int], q: int) -> list[list[int]]:
+    """``L[a][r] = Π_{r' ≠ r} (targets[a] - nodes[r']) / (nodes[r] - nodes[r'])`` mod ``q``, in Python ints.
+
+    Row ``a`` holds the weights that turn the values of a polynomial of degree
+    below ``len(nodes)`` at ``nodes`` into its value at ``targets[a]``.
+    """
+    if len(set(nodes)) != len(nodes):
+        raise ValueError(f"interpolation nodes must be distinct, got {nodes}.")
+    denominators = []
+    for r, x_r in enumerate(nodes):
+        den = 1
+        for r2, x_r2 in enumerate(nodes):
+            if r2 != r:
+                den = den * (x_r - x_r2) % q
+        denominators.append(pow(den, q - 2, q))
+    rows = []
+    for z in targets:
+        row = []
+        for r in range(len(nodes)):
+            num = 1
+            for r2, x_r2 in enumerate(nodes):
+                if r2 != r:
+                    num = num * (z - x_r2) % q
+            row.append(num * denominators[r] % q)
+        rows.append(row)
+    return rows
+
+
+def determinant_mod(matrix: list[list[int]], q: int) -> int:
+    """Determinant of a square matrix over GF(q) by Gaussian elimination in Python ints."""
+    a = [[int(v) % q for v in row] for row in matrix]
+    n = len(a)
+    det = 1
+    for col in range(n):
+        pivot = next((r for r in range(col, n) if a[r][col]), None)
+        if pivot is None:
+            return 0
+        if pivot != col:
+            a[col], a[pivot] = a[pivot], a[col]
+            det = -det
+        det = det * a[col][col] % q
+        inv = pow(a[col][col], q - 2, q)
+        for r in range(col + 1, n):
+            factor = a[r][col] * inv % q
+            if factor:
+                a[r] = [(x - factor * y) % q for x, y in zip(a[r], a[col], strict=True)]
+    return det % q
+
+
+@dataclass(frozen=True)
+class LagrangeCode:
+    """Public parameters of an LCC scheme over GF(``prime``).
+
+    Parameters
+    ----------
+    n_clients : int
+        ``n``, the number of shares (one per client).
+    n_segments : int
+        ``ℓ``, the number of segments a secret vector is split into.
+    n_masks : int
+        ``t``, the number of uniform random masks: any ``t`` shares are
+        independent of the secret. Must be below ``n_clients``.
+    prime : int
+        ``q``, a prime below 2**50 (int64 arithmetic of :mod:`fedlib.field`).
+    """
+
+    n_clients: int
+    n_segments: int
+    n_masks: int
+    prime: int = SECFC_PRIME
+
+    def __post_init__(self) -> None:
+        q = check_modulus(self.prime)
+        ell, t, n = self.n_segments, self.n_masks, self.n_clients
+        if ell < 1:
+            raise ValueError(f"n_segments (ℓ) = {ell} should be >= 1.")
+        if t < 0:
+            raise ValueError(f"n_masks (t) = {t} should be >= 0.")
+        if n < 1:
+            raise ValueError(f"n_clients (n) = {n} should be >= 1.")
+        if t >= n:
+            raise ValueError(
+                f"privacy against t colluders needs t < n (SecFC Sec. 3); got t={t}, n_clients={n}: "
+                "t clients together would hold every share."
+            )
+        if ell + t + n >= q:
+            raise ValueError(f"GF({q}) has too few elements for ℓ+t+n = {ell + t + n} distinct points.")
+
+    @property
+    def betas(self) -> list[int]:
+        """``β_1..β_{ℓ+t}``: segments at the first ``ℓ``, masks at the last ``t``."""
+        return list(range(1, self.n_segments + self.n_masks + 1))
+
+    @property
+    def alphas(self) -> list[int]:
+        """``α_1..α_n``, the evaluation point of each client's share."""
+        start = self.n_segments + self.n_masks + 1
+        return list(range(start, start + self.n_clients))
+
+    def recovery_threshold(self, degree: int) -> int:
+        """Responses needed to decode a polynomial of degree ``degree`` of the shares: ``(ℓ+t-1)·deg + 1``."""
+        return (self.n_segments + self.n_masks - 1) * degree + 1
+
+    def encoding_matrix(self) -> NDArrayInt:
+        """``U`` of shape ``(n, ℓ+t)`` with ``U[j, u] = Π_{v≠u} (α_j − β_v)/(β_u − β_v)`` (SecFC Eq. (2))."""
+        return np.array(lagrange_basis(self.betas, self.alphas, self.prime), dtype=np.int64)
+
+    def encode(self, segments, *, random_state: SeedLike = None) -> NDArrayInt:
+        """Shares of secrets given as segments.
+
+        Parameters
+        ----------
+        segments : array-like of shape (n_secrets, ℓ, width)
+            Residues in ``[0, q)``: secret ``i`` is ``segments[i].ravel()``.
+        random_state : int, Generator or None
+            Draws the ``t`` masks of every secret, uniform on GF(q). A seeded
+            PCG64 stream is fine for a simulation, not for deployment.
+
+        Returns
+        -------
+        shares : ndarray of shape (n_clients, n_secrets, width)
+            ``shares[j, i] = f_i(α_j)``.
+        """
+        q = self.prime
+        P = np.asarray(segments, dtype=np.int64)
+        if P.ndim != 3 or P.shape[1] != self.n_segments:
+            raise ValueError(f"segments must have shape (n_secrets, ℓ={self.n_segments}, width), got {P.shape}.")
+        if P.size and (P.min() < 0 or P.max() >= q):
+            raise ValueError(f"segments must be residues in [0, q={q}); quantize them first.")
+        m, _, width = P.shape
+        rng = check_random_state(random_state)
+        masks = rng.integers(0, q, size=(m, self.n_masks, width), dtype=np.int64)
+        coefficients = np.concatenate([P, masks], axis=1)  # (m, ℓ+t, width): values at β_1..β_{ℓ+t}
+        flat = coefficients.transpose(1, 0, 2).reshape(self.n_segments + self.n_masks, m * width)
+        return matmul_mod(self.encoding_matrix(), flat, q).reshape(self.n_clients, m, width)
+
+    def decoding_weights(self, responders, degree: int, *, targets: str | list[int] = "segments") -> NDArrayInt:
+        """Weights that turn ``R = (ℓ+t-1)·deg + 1`` responses into values at ``targets``.
+
+        Parameters
+        ----------
+        responders : sequence of int
+            Client indices (0-based) whose responses are used, at least ``R``;
+            only the first ``R`` enter the weights.
+        degree : int
+            Degree of the function applied to the shares (2 for squared distances).
+        targets : "segments", "sum" or list of field points
+            ``"segments"``: the values at ``β_1..β_ℓ`` (one row each); ``"sum"``:
+            one row, their sum (SecFC's ``d'_{i,h} = Σ_u φ_{i,h}(β_u)``).
+
+        Returns
+        -------
+        ndarray of shape (n_targets, R)
+
+        Raises
+        ------
+        ValueError
+            With fewer than ``R`` responders (SecFC Theorem 1 for ``deg = 2``).
+        """
+        responders = self._check_responders(responders, degree)
+        nodes = [self.alphas[j] for j in responders[: self.recovery_threshold(degree)]]
+        if isinstance(targets, str):
+            if targets not in ("segments", "sum"):
+                raise ValueError(f"targets must be 'segments', 'sum' or a list of field points, got {targets!r}.")
+            points = self.betas[: self.n_segments]
+        else:
+            points = [int(z) % self.prime for z in targets]
+        rows = lagrange_basis(nodes, points, self.prime)
+        if targets == "sum":
+            rows = [[sum(col) % self.prime for col in zip(*rows, strict=True)]]
+        return np.array(rows, dtype=np.int64)
+
+    def decode(self, responses, responders, degree: int, *, targets: str | list[int] = "segments") -> NDArrayInt:
+        """Values at ``targets`` of the polynomial whose evaluations at the responders' ``α`` are ``responses``.
+
+        Responses beyond the recovery threshold are checked against the
+        polynomial decoded from the first ``R``: any disagreement (a wrong or
+        corrupted response, or a result of higher degree than ``degree``)
+        raises :class:`fedlib.field.DecodingError` instead of returning a
+        wrong value.
+
+        Parameters
+        ----------
+        responses : array-like of shape (n_responses, ...)
+            Residues; ``responses[r]`` came from client ``responders[r]``.
+        responders : sequence of int
+        degree : int
+        targets : see :meth:`decoding_weights`
+
+        Returns
+        -------
+        ndarray of shape (n_targets, ...), or (...) for ``targets="sum"``
+        """
+        q = self.prime
+        responders = self._check_responders(responders, degree)
+        Y = as_residues(responses, q)
+        if Y.shape[0] != len(responders):
+            raise ValueError(f"{Y.shape[0]} responses for {len(responders)} responders.")
+        R = self.recovery_threshold(degree)
+        flat = Y.reshape(len(responders), -1)
+        out = matmul_mod(self.decoding_weights(responders, degree, targets=targets), flat[:R], q)
+        if len(responders) > R:
+            extra_points = [self.alphas[j] for j in responders[R:]]
+            predict = np.array(
+                lagrange_basis([self.alphas[j] for j in responders[:R]], extra_points, q), dtype=np.int64
+            )
+            mismatch = np.flatnonzero(np.any(matmul_mod(predict, flat[:R], q) != flat[R:], axis=1))
+            if mismatch.size:
+                bad = [responders[R + int(r)] for r in mismatch]
+                poly_degree = (self.n_segments + self.n_masks - 1) * degree
+                raise DecodingError(
+                    f"responses of clients {bad} disagree with the degree-{poly_degree} polynomial decoded from "
+                    f"clients {responders[:R]}."
+                )
+        shape = Y.shape[1:]
+        return out.reshape(shape) if targets == "sum" else out.reshape((out.shape[0], *shape))
+
+    def colluders_learn_nothing(self, colluders) -> bool:
+        """Whether the shares of ``colluders`` are uniform whatever the secret (LCC's t-privacy).
+
+        True exactly when the ``t × t`` block ``U[colluders, ℓ:]`` of the encoding
+        matrix is invertible over GF(q): the masks then act as a one-time pad on
+        the colluders' view (Yu et al. 2019, Theorem 1).
+        """
+        colluders = [int(j) for j in colluders]
+        if len(colluders) != self.n_masks:
+            raise ValueError(f"pass exactly t={self.n_masks} colluders, got {len(colluders)}.")
+        U = self.encoding_matrix()
+        block = U[np.ix_(colluders, np.arange(self.n_segments, self.n_segments + self.n_masks))]
+        return determinant_mod(block.tolist(), self.prime) != 0
+
+    def all_colluding_sets_learn_nothing(self) -> bool:
+        """:meth:`colluders_learn_nothing` for every ``t``-subset of clients (use for small ``n``)."""
+        return all(self.colluders_learn_nothing(c) for c in combinations(range(self.n_clients), self.n_masks))
+
+    def _check_responders(self, responders, degree: int) -> list[int]:
+        responders = [int(j) for j in responders]
+        if len(set(responders)) != len(responders):
+            raise ValueError(f"responders must be distinct, got {responders}.")
+        if any(j < 0 or j >= self.n_clients for j in responders):
+            raise ValueError(f"responders must be client indices in [0, {self.n_clients}), got {responders}.")
+        R = self.recovery_threshold(degree)
+        if len(responders) < R:
+            raise ValueError(
+                f"decoding a degree-{degree} function of LCC shares needs (ℓ+t-1)·{degree}+1 = {R} responses "
+                f"(ℓ={self.n_segments}, t={self.n_masks}; for degree 2 this is SecFC Theorem 1's 2ℓ+2t-1); "
+                f"got {len(responders)}."
+            )
+        return responders

@@ -1,0 +1,95 @@
+"""SecFC Phase 1: secret-sharing data points with Lagrange coded computing (SecFC Sec. 4.1 and Appendix B).
+
+Two ways to share:
+
+* :func:`share_points` (SecFC Alg. 1, lines 1-4): the owner of point ``i``
+  encodes it and sends share ``j`` to client ``j``. Who owns which index is
+  public: the owner is whoever sends.
+* :func:`share_every_index` (the membership-privacy extension, SecFC Sec. 6,
+  Eqs. (4)-(6)): after a private set union fixes the index set ``[m]``, every
+  client encodes *every* index, its own points and zeros elsewhere, each with
+  fresh masks; client ``j`` adds the ``n`` shares it receives per index. One
+  owner per index means the sum encodes the point, under masks that are sums
+  of uniform masks, hence uniform. The union itself is simulated: the
+  simulation knows the partition and hands out indices (an oracle for PSU).
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from fedlib._typing import NDArrayInt, SeedLike
+from fedlib._validation import spawn_generators
+from fedlib.field._int64 import as_residues
+from fedlib.field._lagrange import LagrangeCode
+
+
+def split_segments(X_field, n_segments: int) -> NDArrayInt:
+    """Rows of ``X_field`` cut into ``ℓ`` equal segments, zero-padded at the end: shape ``(m, ℓ, ⌈d/ℓ⌉)``.
+
+    Padding zeros add nothing to any squared norm, so SecFC may use an ``ℓ``
+    that does not divide ``d`` (SecFC guide, Sec. 4.2).
+    """
+    X_field = np.asarray(X_field, dtype=np.int64)
+    m, d = X_field.shape
+    if n_segments > d:
+        raise ValueError(f"n_segments (ℓ) = {n_segments} exceeds n_features d = {d}.")
+    width = -(-d // n_segments)
+    padded = np.zeros((m, n_segments * width), dtype=np.int64)
+    padded[:, :d] = X_field
+    return padded.reshape(m, n_segments, width)
+
+
+def share_points(code: LagrangeCode, X_field, *, random_state: SeedLike = None) -> NDArrayInt:
+    """One client's Phase 1: LCC shares of its own points (SecFC Alg. 1, lines 2-4).
+
+    Parameters
+    ----------
+    code : LagrangeCode
+    X_field : array-like of shape (m_j, d)
+        The client's quantized points as residues of GF(q).
+    random_state : int, Generator or None
+        Draws the ``t`` masks of every point.
+
+    Returns
+    -------
+    ndarray of shape (n_clients, m_j, ⌈d/ℓ⌉)
+        Row block ``j`` is what client ``j`` receives.
+    """
+    X_field = as_residues(X_field, code.prime)
+    return code.encode(split_segments(X_field, code.n_segments), random_state=random_state)
+
+
+def share_all(code: LagrangeCode, X_field, parts, *, random_state: SeedLike = None) -> NDArrayInt:
+    """Phase 1 for all clients: ``shares[j]`` is client ``j``'s ``(m, ⌈d/ℓ⌉)`` share of every point.
+
+    Client ``c`` encodes the rows ``parts[c]`` with its own generator (spawned
+    from ``random_state``); the returned matrix is in the global row order.
+    """
+    X_field = as_residues(X_field, code.prime)
+    m, d = X_field.shape
+    width = -(-d // code.n_segments)
+    shares = np.empty((code.n_clients, m, width), dtype=np.int64)
+    for idx, rng in zip(parts, spawn_generators(random_state, len(parts)), strict=True):
+        shares[:, idx] = share_points(code, X_field[idx], random_state=rng)
+    return shares
+
+
+def share_every_index(code: LagrangeCode, X_field, parts, *, random_state: SeedLike = None) -> NDArrayInt:
+    """Phase 1 with membership privacy (SecFC Sec. 6, Eqs. (4)-(6)).
+
+    Every client ``c`` builds ``x̄_i^{(c)} = x_i`` if it owns ``i`` and ``0``
+    otherwise (Eq. (4)), LCC-encodes all ``m`` rows with fresh masks (Eq. (5)),
+    and every client sums the ``n`` shares it receives per index (Eq. (6)).
+    Costs ``n`` times the encoding work of :func:`share_all`: each client encodes
+    ``m`` rows instead of ``m_c``.
+    """
+    X_field = as_residues(X_field, code.prime)
+    m, d = X_field.shape
+    width = -(-d // code.n_segments)
+    total = np.zeros((code.n_clients, m, width), dtype=np.int64)
+    for idx, rng in zip(parts, spawn_generators(random_state, len(parts)), strict=True):
+        own = np.zeros_like(X_field)
+        own[idx] = X_field[idx]
+        total = np.mod(total + share_points(code, own, random_state=rng), code.prime)
+    return total

@@ -1,0 +1,140 @@
+"""SecFC equals Lloyd on the quantized data at every iteration (SecFC Theorem 1), and refuses bad parameters."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+from hypothesis import given
+from hypothesis import strategies as st
+
+from fedlib.cluster import SecFC, centralized_lloyd, clustering_accuracy, default_colluders, lloyd
+from fedlib.data import iid_partition
+from fedlib.field import FieldOverflowError, quantize
+
+
+def _blobs(m, d, k, std, seed):
+    rng = np.random.default_rng(seed)
+    centers = rng.uniform(-10, 10, size=(k, d))
+    y = rng.integers(0, k, m)
+    return centers[y] + rng.normal(0, std, size=(m, d)), y
+
+
+@given(
+    n=st.integers(3, 12),
+    ell=st.integers(1, 3),
+    d=st.integers(1, 7),
+    k=st.integers(1, 5),
+    std=st.sampled_from([0.5, 5.0, 30.0]),
+    init=st.sampled_from(["kmeans++", "random_assignment"]),
+    seed=st.integers(0, 2**16),
+    data=st.data(),
+)
+def test_secfc_equals_quantized_lloyd_at_every_iteration(n, ell, d, k, std, init, seed, data):
+    if 2 * ell + 1 > n or ell > d:
+        return
+    t = data.draw(st.integers(1, (n + 1 - 2 * ell) // 2))
+    R = 2 * ell + 2 * t - 1
+    n_responders = data.draw(st.integers(R, n))
+    X, _ = _blobs(60, d, max(k, 1), std, seed)
+    parts = iid_partition(60, n, random_state=seed)
+    model = SecFC(
+        k, n_segments=ell, n_colluders=t, n_responders=n_responders, init=init, max_iter=30, random_state=seed
+    ).fit(X, parts)
+    reference = centralized_lloyd(X, k, scale=model.scale_, init=init, max_iter=30, random_state=seed)
+    assert len(model.history_) == len(reference.history)
+    for ours, theirs in zip(model.history_, reference.history, strict=True):
+        np.testing.assert_array_equal(ours, theirs)
+    np.testing.assert_array_equal(model.run_.distances, reference.distances)
+    assert all(len(r) == n_responders for r in model.responders_)
+
+
+def test_decoded_distances_equal_python_integers():
+    X, _ = _blobs(40, 5, 3, 2.0, 0)
+    model = SecFC(3, n_colluders=2, scale=7.0, max_iter=1, random_state=0).fit(X, iid_partition(40, 6, random_state=0))
+    labels = model.history_[0]
+    Xq = quantize(X, 7.0).astype(object)
+    expected = np.empty((40, 3), dtype=object)
+    for h in range(3):
+        members = Xq[labels == h]
+        total = members.sum(axis=0) if len(members) else np.zeros(5, dtype=object)
+        for i in range(40):
+            expected[i, h] = int(((total - len(members) * Xq[i]) ** 2).sum())
+    assert model.run_.distances.tolist() == expected.tolist()
+
+
+def test_membership_privacy_gives_the_same_clustering():
+    X, _ = _blobs(120, 6, 3, 1.0, 1)
+    parts = iid_partition(120, 7, random_state=1)
+    plain = SecFC(3, random_state=4).fit(X, parts)
+    private = SecFC(3, membership_privacy=True, random_state=4).fit(X, parts)
+    for a, b in zip(plain.history_, private.history_, strict=True):
+        np.testing.assert_array_equal(a, b)
+
+
+def test_result_is_invariant_to_partition_and_code_parameters():
+    X, _ = _blobs(200, 8, 4, 3.0, 2)
+    runs = [
+        SecFC(4, n_segments=ell, n_colluders=t, scale=20.0, random_state=9).fit(
+            X, iid_partition(200, n, random_state=n)
+        )
+        for n, ell, t in [(5, 1, 1), (10, 1, 4), (11, 2, 3), (16, 3, 5)]
+    ]
+    for run in runs[1:]:
+        np.testing.assert_array_equal(run.labels_, runs[0].labels_)
+
+
+def test_revealed_centers_are_the_quantized_means():
+    X, _ = _blobs(150, 9, 3, 1.0, 3)
+    model = SecFC(3, n_segments=2, n_colluders=2, scale=30.0, random_state=0).fit(X, iid_partition(150, 8))
+    Xq = quantize(X, 30.0)
+    expected = np.array([Xq[model.labels_ == h].sum(axis=0) / (30.0 * np.sum(model.labels_ == h)) for h in range(3)])
+    np.testing.assert_array_equal(model.reveal_centers(), expected)
+
+
+def test_float_reference_matches_plain_lloyd_from_the_same_start():
+    X, y = _blobs(500, 10, 4, 1.0, 5)
+    run = centralized_lloyd(X, 4, random_state=0)
+    start = np.array([X[run.history[1] == h].mean(axis=0) for h in range(4)])
+    np.testing.assert_array_equal(lloyd(X, start, tol=0.0).labels, run.labels)
+    assert clustering_accuracy(y, run.labels) > 0.99
+
+
+def test_separation_initialisation_starts_from_seed_neighbourhoods():
+    X, _ = _blobs(400, 5, 4, 0.5, 6)
+    run = centralized_lloyd(X, 4, scale=10.0, random_state=1)
+    first = run.history[0]
+    assert set(np.unique(first)) <= {-1, 0, 1, 2, 3}
+    for h, seed in enumerate(run.seeds):
+        assert first[seed] == h
+
+
+@pytest.mark.parametrize(
+    ("kwargs", "n", "error", "match"),
+    [
+        ({"n_colluders": 5}, 10, ValueError, r"n_clients >= 2\*n_segments \+ 2\*t - 1 .*need n_clients >= 11"),
+        ({"n_colluders": 10}, 10, ValueError, "t < n"),
+        ({"n_segments": 3, "n_colluders": 1}, 5, ValueError, "need n_clients >= 7"),
+        ({"scale": 1e7}, 10, FieldOverflowError, "largest safe λ"),
+        ({"n_responders": 8}, 10, ValueError, "recovery threshold 2ℓ\\+2t-1 = 9"),
+        ({"check_overflow": "sometimes"}, 10, ValueError, "check_overflow"),
+        ({"init": "forgy"}, 10, ValueError, "init must be"),
+    ],
+)
+def test_bad_parameters_raise(kwargs, n, error, match):
+    X, _ = _blobs(100, 4, 2, 1.0, 0)
+    with pytest.raises(error, match=match):
+        SecFC(2, random_state=0, **kwargs).fit(X, iid_partition(100, n, random_state=0))
+
+
+def test_runtime_detector_catches_an_overflowing_scale():
+    X, _ = _blobs(500, 20, 4, 1.0, 0)
+    with pytest.raises(FieldOverflowError, match="above q/2"):
+        SecFC(4, scale=1e5, check_overflow="runtime", random_state=0).fit(X, iid_partition(500, 10))
+
+
+def test_default_colluders():
+    assert default_colluders(10) == 4
+    assert default_colluders(16) == 6
+    assert default_colluders(4) == 1  # ⌈4/3⌉ = 2 would need n >= 5
+    with pytest.raises(ValueError, match="no t >= 1"):
+        default_colluders(2)

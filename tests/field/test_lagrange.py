@@ -1,0 +1,130 @@
+"""Lagrange coded computing: encoding, decoding from any R clients, privacy blocks, against Python integers."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+from hypothesis import given
+from hypothesis import strategies as st
+
+from fedlib.field import SECFC_PRIME, DecodingError, LagrangeCode, determinant_mod, lagrange_basis
+
+Q = SECFC_PRIME
+SMALL_Q = 101
+
+
+def _poly_value(coefficients_at_betas, betas, z, q):
+    """Value at z of the polynomial through (betas, values), by Lagrange's formula in Python ints."""
+    total = 0
+    for u, (b_u, v) in enumerate(zip(betas, coefficients_at_betas, strict=True)):
+        num = den = 1
+        for w, b_w in enumerate(betas):
+            if w != u:
+                num, den = num * (z - b_w) % q, den * (b_u - b_w) % q
+        total += v * num * pow(den, q - 2, q)
+    return total % q
+
+
+@given(
+    n=st.integers(2, 12),
+    ell=st.integers(1, 3),
+    data=st.data(),
+)
+def test_shares_are_evaluations_of_the_lagrange_polynomial(n, ell, data):
+    t = data.draw(st.integers(0, n - 1))
+    code = LagrangeCode(n_clients=n, n_segments=ell, n_masks=t, prime=Q)
+    seed = data.draw(st.integers(0, 2**32 - 1))
+    secret = np.random.default_rng(seed).integers(0, Q, size=(2, ell, 3), dtype=np.int64)
+    shares = code.encode(secret, random_state=seed)
+    masks = np.random.default_rng(seed).integers(0, Q, size=(2, t, 3), dtype=np.int64)  # same stream as encode
+    assert shares.shape == (n, 2, 3)
+    for i in range(2):
+        for c in range(3):
+            values = [int(v) for v in secret[i, :, c]] + [int(v) for v in masks[i, :, c]]
+            expected = [_poly_value(values, code.betas, a, Q) for a in code.alphas]
+            assert shares[:, i, c].tolist() == expected
+
+
+@given(n=st.integers(3, 14), ell=st.integers(1, 3), data=st.data())
+def test_degree_two_decoding_from_any_recovery_set(n, ell, data):
+    t_max = (n + 1 - 2 * ell) // 2
+    if t_max < 0:
+        return
+    t = data.draw(st.integers(0, min(t_max, n - 1)))
+    code = LagrangeCode(n_clients=n, n_segments=ell, n_masks=t, prime=Q)
+    R = code.recovery_threshold(2)
+    assert R == 2 * ell + 2 * t - 1
+    seed = data.draw(st.integers(0, 2**32 - 1))
+    rng = np.random.default_rng(seed)
+    secret = rng.integers(-(2**20), 2**20, size=(5, ell, 4))
+    shares = code.encode(np.mod(secret, Q), random_state=rng)
+    squares = np.array([[sum(int(v) ** 2 for v in row) % Q for row in S] for S in shares], dtype=np.int64)
+    responders = [int(j) for j in rng.permutation(n)[: data.draw(st.integers(R, n))]]
+    decoded = code.decode(squares[responders], responders, 2, targets="sum")
+    assert decoded.tolist() == [int((secret[i].astype(object) ** 2).sum()) for i in range(5)]
+    per_segment = code.decode(squares[responders], responders, 2)
+    assert np.array_equal(np.mod(per_segment.sum(axis=0), Q), decoded)
+
+
+def test_fewer_than_the_recovery_threshold_raises_and_would_be_wrong():
+    code = LagrangeCode(n_clients=10, n_segments=1, n_masks=4, prime=Q)
+    rng = np.random.default_rng(0)
+    secret = rng.integers(0, 1000, size=(50, 1, 6))
+    shares = code.encode(secret, random_state=1)
+    squares = np.stack([np.mod((S.astype(object) ** 2).sum(axis=1), Q).astype(np.int64) for S in shares])
+    with pytest.raises(ValueError, match=r"needs .* = 9 responses"):
+        code.decode(squares[:8], range(8), 2, targets="sum")
+    # Interpolating through 8 points anyway (degree 7) gives wrong values: the threshold is not slack.
+    nodes = code.alphas[:8]
+    weights = np.array(lagrange_basis(nodes, code.betas[:1], Q), dtype=object)
+    wrong = (weights @ squares[:8].astype(object)) % Q
+    assert np.mean(wrong[0] != (secret[:, 0].astype(object) ** 2).sum(axis=1)) > 0.9
+
+
+def test_extra_responses_are_checked():
+    code = LagrangeCode(n_clients=6, n_segments=1, n_masks=2, prime=Q)
+    shares = code.encode(np.arange(12).reshape(4, 1, 3), random_state=0)
+    squares = np.stack([np.mod((S.astype(object) ** 2).sum(axis=1), Q).astype(np.int64) for S in shares])
+    assert code.decode(squares, range(6), 2, targets="sum").tolist() == [5, 50, 149, 302]
+    squares[5, 2] = (squares[5, 2] + 1) % Q
+    with pytest.raises(DecodingError, match=r"clients \[5\]"):
+        code.decode(squares, range(6), 2, targets="sum")
+
+
+def test_bad_parameters_raise():
+    with pytest.raises(ValueError, match="t < n"):
+        LagrangeCode(n_clients=4, n_segments=1, n_masks=4)
+    with pytest.raises(ValueError, match="n_segments"):
+        LagrangeCode(n_clients=4, n_segments=0, n_masks=1)
+    with pytest.raises(ValueError, match="q < 2\\*\\*50"):
+        LagrangeCode(n_clients=4, n_segments=1, n_masks=1, prime=2**61 - 1)
+    code = LagrangeCode(n_clients=4, n_segments=1, n_masks=1, prime=Q)
+    with pytest.raises(ValueError, match="residues"):
+        code.encode(np.full((1, 1, 2), -1))
+    with pytest.raises(ValueError, match="distinct"):
+        code.decode(np.zeros((3, 2)), [0, 0, 1], 2)
+
+
+@pytest.mark.parametrize(("n", "ell", "t"), [(9, 2, 2), (10, 1, 4), (7, 1, 3)])
+def test_every_colluding_set_sees_uniform_shares(n, ell, t):
+    assert LagrangeCode(n_clients=n, n_segments=ell, n_masks=t, prime=Q).all_colluding_sets_learn_nothing()
+
+
+def test_colluder_view_is_uniform_in_a_tiny_field():
+    """Exhaustively: two colluders' shares take every value pair equally often, whatever the secret."""
+    code = LagrangeCode(n_clients=5, n_segments=1, n_masks=2, prime=SMALL_Q)
+    U = code.encoding_matrix()
+    colluders = [1, 3]
+    masks = np.array([(a, b) for a in range(SMALL_Q) for b in range(SMALL_Q)])
+    for secret in (0, 7, 100):
+        views = (U[colluders, 0][None, :] * secret + masks @ U[colluders, 1:].T) % SMALL_Q
+        counts = np.unique(views[:, 0] * SMALL_Q + views[:, 1], return_counts=True)[1]
+        assert counts.size == SMALL_Q**2 and np.all(counts == 1)
+
+
+def test_determinant_matches_sympy():
+    sympy = pytest.importorskip("sympy")
+    rng = np.random.default_rng(3)
+    for size in (1, 2, 3, 5):
+        M = rng.integers(0, 97, size=(size, size)).tolist()
+        assert determinant_mod(M, 97) == int(sympy.Matrix(M).det()) % 97
