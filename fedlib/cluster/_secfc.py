@@ -26,7 +26,7 @@ import numpy as np
 from fedlib._typing import NDArrayFloat, NDArrayInt, SeedLike
 from fedlib._validation import check_array, check_n_clusters, check_partition, spawn_generators
 from fedlib.cluster._distance_lloyd import N_STREAMS, _onehot, cluster_sizes, run_lloyd
-from fedlib.field._int64 import check_modulus, matmul_mod, mulmod, signed, sum_mod
+from fedlib.field._int64 import LimbMatrix, check_modulus, matmul_mod, mulmod, signed, sum_mod
 from fedlib.field._lagrange import SECFC_PRIME, LagrangeCode
 from fedlib.field._quantize import check_decoded, check_scale, max_safe_scale, quantize, to_field
 from fedlib.secagg._lcc import share_all, share_every_index
@@ -50,6 +50,7 @@ class CodedDistances:
         self.n_responders = n_responders
         self.rng = rng
         self.share_sq = np.stack([sum_mod(mulmod(S, S, self.q), self.q) for S in shares])  # ||x̃_{i,j}||², once
+        self._limbs: dict[int, LimbMatrix] = {}
         self.client_seconds: list[list[float]] = []
         self.server_seconds: list[float] = []
         self.responders: list[list[int]] = []
@@ -58,9 +59,11 @@ class CodedDistances:
         """Client ``j``'s message: ``d̃_{i,h,j}`` for all ``(i, h)`` (Alg. 1, lines 9-11)."""
         q = self.q
         sizes = cluster_sizes(labels, n_clusters)
-        X = self.shares[j]
-        M = matmul_mod(_onehot(labels, n_clusters).astype(np.int64), X, q)  # coded (unnormalised) centres
-        G = matmul_mod(X, M.T, q)
+        if j not in self._limbs:  # split once, reused every round
+            self._limbs[j] = LimbMatrix(self.shares[j], q)
+        X = self._limbs[j]
+        M = X.left_mul(_onehot(labels, n_clusters).astype(np.int64))  # coded (unnormalised) centres, k × ⌈d/ℓ⌉
+        G = X.left_mul_transposed(M).T  # m × k
         centre_sq = sum_mod(mulmod(M, M, q), q)
         twice = np.mod(2 * sizes, q)[None, :]
         size_sq = np.mod(sizes * sizes, q)[None, :]

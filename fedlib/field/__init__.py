@@ -1,6 +1,15 @@
 """Exact arithmetic over prime fields GF(p): int64 arrays for p < 2**50, polynomials over Python ints, decoding."""
 
-from fedlib.field._int64 import MAX_MODULUS, as_residues, check_modulus, matmul_mod, mulmod, signed, sum_mod
+from fedlib.field._int64 import (
+    MAX_MODULUS,
+    LimbMatrix,
+    as_residues,
+    check_modulus,
+    matmul_mod,
+    mulmod,
+    signed,
+    sum_mod,
+)
 from fedlib.field._lagrange import SECFC_PRIME, LagrangeCode, determinant_mod, lagrange_basis
 from fedlib.field._poly import (
     DecodingError,
@@ -32,6 +41,7 @@ __all__ = [
     "DecodingError",
     "FieldOverflowError",
     "LagrangeCode",
+    "LimbMatrix",
     "as_residues",
     "berlekamp_massey",
     "check_decoded",

@@ -2,9 +2,10 @@
 
 Products of two residues below 2**50 overflow int64, and numpy wraps silently.
 ``mulmod`` computes ``a*b mod q`` exactly with a float64 estimate of the
-quotient; ``matmul_mod`` multiplies matrices at BLAS speed by splitting each
-entry into three 17-bit limbs, whose products summed over fewer than 2**19
-terms are exact in float64. Both are checked against Python integers in the
+quotient; ``matmul_mod`` multiplies matrices at BLAS speed by splitting the
+entries into limbs whose products, summed over the inner dimension, stay
+below 2**52 and so are exact in float64; :class:`LimbMatrix` keeps a matrix
+split for repeated products. All are checked against Python integers in the
 tests. Bounds that would break exactness raise ``ValueError`` naming them.
 """
 
@@ -16,9 +17,8 @@ from fedlib.field._prime import check_prime
 
 #: Largest modulus for which the float-assisted products here are exact.
 MAX_MODULUS = 2**50
-_LIMB_BITS = 17
-_N_LIMBS = 3  # 3 * 17 = 51 bits >= 50
-_MAX_INNER = 2**19  # limb products < 2**34; 2**34 * 2**19 = 2**53, float64's exact-integer limit
+_LIMB_BITS = 17  # limbs of the left operand; the right operand's limbs are as wide as exactness allows
+_MAX_INNER = 2**19  # keeps the right operand's limbs at >= 16 bits
 
 
 def check_modulus(q: int) -> int:
@@ -30,8 +30,11 @@ def check_modulus(q: int) -> int:
 
 
 def as_residues(a, q: int) -> np.ndarray:
-    """Integers as int64 residues in ``[0, q)``."""
-    return np.mod(np.asarray(a, dtype=np.int64), q)
+    """Integers as int64 residues in ``[0, q)`` (no copy when they already are)."""
+    a = np.asarray(a, dtype=np.int64)
+    if a.size == 0 or (int(a.min()) >= 0 and int(a.max()) < q):
+        return a
+    return np.mod(a, q)
 
 
 def mulmod(a, b, q: int) -> np.ndarray:
@@ -49,22 +52,24 @@ def mulmod(a, b, q: int) -> np.ndarray:
     return np.mod(r, q)
 
 
-def _limbs(M: np.ndarray) -> list[np.ndarray]:
-    """The 17-bit limbs of residues ``M``, low first, as float64; high all-zero limbs are dropped."""
+def _limbs(M: np.ndarray, bits: int) -> list[np.ndarray]:
+    """The ``bits``-bit limbs of residues ``M``, low first, as float64; high all-zero limbs are dropped."""
     top = int(M.max(initial=0))
-    n_limbs = max(1, min(_N_LIMBS, -(-top.bit_length() // _LIMB_BITS)))
-    mask = (1 << _LIMB_BITS) - 1
-    return [((M >> (_LIMB_BITS * s)) & mask).astype(np.float64) for s in range(n_limbs)]
+    n_limbs = max(1, -(-top.bit_length() // bits))
+    mask = (1 << bits) - 1
+    return [((M >> (bits * s)) & mask).astype(np.float64) for s in range(n_limbs)]
 
 
 def matmul_mod(A, B, q: int) -> np.ndarray:
-    """``A @ B mod q`` for residue matrices, exact, with at most nine float64 BLAS products.
+    """``A @ B mod q`` for residue matrices, exact, with one float64 BLAS product per pair of limbs.
 
-    Each entry is split into three 17-bit limbs; a limb product is below 2**34,
-    so a sum over fewer than 2**19 terms is an exact float64 integer. Partial
-    products are reduced and recombined with ``2**(17 (s + r)) mod q``. Limbs
-    that are zero for the whole matrix are skipped, so a 0/1 matrix (a one-hot
-    cluster membership) costs three products instead of nine.
+    ``A`` is split into 17-bit limbs and ``B`` into limbs as wide as exactness
+    allows: a limb product summed over the inner dimension must stay below
+    2**53, float64's exact-integer range, so ``B``'s limbs get
+    ``52 - (bits of A's limbs) - (bits of the inner dimension)`` bits (two
+    limbs for an inner dimension of 100; a 0/1 matrix ``A``, such as a one-hot
+    cluster membership, has a single 1-bit limb). The partial products are
+    reduced and recombined with ``2**shift mod q``.
     """
     q = check_modulus(q)
     A = as_residues(A, q)
@@ -76,16 +81,19 @@ def matmul_mod(A, B, q: int) -> np.ndarray:
             f"inner dimension {A.shape[1]} >= 2**19: limb sums would exceed 2**53 and lose exactness; "
             "split the product."
         )
-    LA, LB = _limbs(A), _limbs(B)
+    a_bits = min(_LIMB_BITS, max(1, int(A.max(initial=0)).bit_length()))
+    b_bits = 52 - a_bits - A.shape[1].bit_length()  # inner * 2**a_bits * 2**b_bits <= 2**52
+    LA, LB = _limbs(A, a_bits), _limbs(B, b_bits)
     out = np.zeros((A.shape[0], B.shape[1]), dtype=np.int64)
-    for shift in range(len(LA) + len(LB) - 1):
-        group = np.zeros_like(out)
-        for s in range(len(LA)):
-            r = shift - s
-            if 0 <= r < len(LB):
-                group += np.mod(np.rint(LA[s] @ LB[r]).astype(np.int64), q)  # < 3q < 2**52
-        out = np.mod(out + mulmod(np.mod(group, q), pow(2, _LIMB_BITS * shift, q), q), q)
-    return out
+    for s, La in enumerate(LA):
+        for r, Lb in enumerate(LB):
+            out += _scaled_block(La @ Lb, a_bits * s + b_bits * r, q)  # <= 9 terms < q: no overflow
+    return np.mod(out, q)
+
+
+def _scaled_block(product: np.ndarray, shift: int, q: int) -> np.ndarray:
+    """``(product mod q) * 2**shift mod q`` for an exact float64 integer matrix ``product`` below 2**52."""
+    return mulmod(np.mod(product.astype(np.int64), q), pow(2, shift, q), q)
 
 
 def sum_mod(a, q: int, *, axis: int = -1) -> np.ndarray:
@@ -106,3 +114,50 @@ def signed(v, q: int) -> np.ndarray:
     """Lift residues to ``(-q/2, q/2]``: ``v - q`` where ``v > q // 2`` (for decoding signed quantities)."""
     v = np.asarray(v, dtype=np.int64)
     return np.where(v > q // 2, v - q, v)
+
+
+class LimbMatrix:
+    """A residue matrix kept as float64 limbs, for repeated exact products with it (either side, or transposed).
+
+    SecFC's clients multiply the same share matrix ``X`` every round:
+    ``onehot @ X`` and ``M @ X.T``. Splitting ``X`` once into limbs of
+    ``bits`` bits (two 25-bit limbs for q < 2**50) saves the split each round,
+    and a transposed limb is a free view for BLAS. The other operand is split
+    into limbs narrow enough that every sum over the inner dimension stays
+    below 2**52 (exact in float64).
+    """
+
+    def __init__(self, X, q: int, *, bits: int = 25) -> None:
+        self.q = check_modulus(q)
+        X = as_residues(X, self.q)
+        if X.ndim != 2:
+            raise ValueError(f"X must be 2-D, got shape {X.shape}.")
+        self.shape = X.shape
+        self.bits = bits
+        mask = (1 << bits) - 1
+        n_limbs = -(-max(1, self.q.bit_length()) // bits)
+        self.limbs = [((X >> (bits * r)) & mask).astype(np.float64) for r in range(n_limbs)]
+
+    def _product(self, A, inner: int, transposed: bool) -> np.ndarray:
+        q = self.q
+        A = as_residues(A, q)
+        a_bits = min(_LIMB_BITS, max(1, int(A.max(initial=0)).bit_length()), 52 - self.bits - inner.bit_length())
+        if a_bits < 1:
+            raise ValueError(f"inner dimension {inner} too large for exact {self.bits}-bit limb products.")
+        out = np.zeros((A.shape[0], self.shape[0] if transposed else self.shape[1]), dtype=np.int64)
+        for s, La in enumerate(_limbs(A, a_bits)):
+            for r, Lx in enumerate(self.limbs):
+                out += _scaled_block(La @ (Lx.T if transposed else Lx), a_bits * s + self.bits * r, q)
+        return np.mod(out, q)
+
+    def left_mul(self, A) -> np.ndarray:
+        """``A @ X mod q``."""
+        if np.shape(A)[-1] != self.shape[0]:
+            raise ValueError(f"cannot multiply shapes {np.shape(A)} and {self.shape}.")
+        return self._product(A, self.shape[0], transposed=False)
+
+    def left_mul_transposed(self, A) -> np.ndarray:
+        """``A @ X.T mod q``."""
+        if np.shape(A)[-1] != self.shape[1]:
+            raise ValueError(f"cannot multiply shapes {np.shape(A)} and {self.shape[::-1]}.")
+        return self._product(A, self.shape[1], transposed=True)

@@ -230,13 +230,16 @@ class LagrangeCode:
             raise ValueError(f"{Y.shape[0]} responses for {len(responders)} responders.")
         R = self.recovery_threshold(degree)
         flat = Y.reshape(len(responders), -1)
-        out = matmul_mod(self.decoding_weights(responders, degree, targets=targets), flat[:R], q)
+        weights = self.decoding_weights(responders, degree, targets=targets)
         if len(responders) > R:
+            # Predict the extra responses from the first R, in the same product as the decoding.
             extra_points = [self.alphas[j] for j in responders[R:]]
-            predict = np.array(
-                lagrange_basis([self.alphas[j] for j in responders[:R]], extra_points, q), dtype=np.int64
-            )
-            mismatch = np.flatnonzero(np.any(matmul_mod(predict, flat[:R], q) != flat[R:], axis=1))
+            predict = lagrange_basis([self.alphas[j] for j in responders[:R]], extra_points, q)
+            weights = np.vstack([weights, np.array(predict, dtype=np.int64)])
+        product = matmul_mod(weights, flat[:R], q)
+        out = product[: product.shape[0] - (len(responders) - R)]
+        if len(responders) > R:
+            mismatch = np.flatnonzero(np.any(product[out.shape[0] :] != flat[R:], axis=1))
             if mismatch.size:
                 bad = [responders[R + int(r)] for r in mismatch]
                 poly_degree = (self.n_segments + self.n_masks - 1) * degree

@@ -62,3 +62,19 @@ def test_bounds_raise():
 
 def test_signed_lift():
     assert signed(np.array([0, 1, 50, 51, 100]), 101).tolist() == [0, 1, 50, -50, -1]
+
+
+@pytest.mark.parametrize("q", [101, Q50])
+@pytest.mark.parametrize(("m", "w", "k"), [(1, 1, 1), (50, 7, 3), (3000, 120, 16)])
+def test_limb_matrix_products_equal_python_integers(q, m, w, k, global_random_seed):
+    from fedlib.field import LimbMatrix
+
+    rng = np.random.default_rng(global_random_seed)
+    X = rng.integers(0, q, size=(m, w), dtype=np.int64)
+    prepared = LimbMatrix(X, q)
+    onehot = np.zeros((k, m), dtype=np.int64)
+    onehot[rng.integers(0, k, m), np.arange(m)] = 1
+    M = rng.integers(0, q, size=(k, w), dtype=np.int64)
+    Xo = X.astype(object)
+    np.testing.assert_array_equal(prepared.left_mul(onehot), ((onehot.astype(object) @ Xo) % q).astype(np.int64))
+    np.testing.assert_array_equal(prepared.left_mul_transposed(M), ((M.astype(object) @ Xo.T) % q).astype(np.int64))
