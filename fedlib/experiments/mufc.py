@@ -22,6 +22,7 @@ from fedlib.data import (
     scale_max_abs,
     subsample_indices,
 )
+from fedlib.experiments._verdict import verdict
 from fedlib.papers import mufc as paper
 from fedlib.secagg import (
     dense_secure_sum_bits,
@@ -165,11 +166,7 @@ def compare(ours: tuple[float, float], published: tuple[float, float], *, slack:
     "matches" when the means differ by at most two combined standard deviations
     plus ``slack`` (the paper rounds to two decimals); otherwise "lower" or "higher".
     """
-    gap = ours[0] - published[0]
-    tolerance = 2 * float(np.hypot(ours[1], published[1])) + slack
-    if abs(gap) <= tolerance:
-        return "matches"
-    return "lower" if gap < 0 else "higher"
+    return verdict(ours, published, slack=slack)
 
 
 def scma_round_cost(

@@ -11,6 +11,8 @@ from threadpoolctl import threadpool_limits
 
 from fedlib._progress import progress
 from fedlib.cluster import SecFC, centralized_lloyd, clustering_accuracy, default_colluders, kfed
+from fedlib.cluster._distance_lloyd import PlainIntegerDistances
+from fedlib.cluster._secfc import CodedDistances
 from fedlib.data import (
     Dataset,
     iid_partition,
@@ -19,6 +21,7 @@ from fedlib.data import (
     make_gaussian_mixture,
     rotated_digit,
 )
+from fedlib.experiments._verdict import verdict
 from fedlib.field import LagrangeCode, lagrange_basis, to_field
 from fedlib.papers import secfc as paper
 from fedlib.secagg import share_points
@@ -99,11 +102,8 @@ def accuracy_trials(
 
 
 def compare(ours: tuple[float, float], published: tuple[float, float], *, slack: float = 1.0) -> str:
-    """ "matches" when the means differ by at most two combined standard deviations plus ``slack`` points."""
-    gap = ours[0] - published[0]
-    if abs(gap) <= 2 * float(np.hypot(ours[1], published[1])) + slack:
-        return "matches"
-    return "lower" if gap < 0 else "higher"
+    """Verdict for an accuracy mean ± std (%) against the paper's; ``slack`` in percentage points."""
+    return verdict(ours, published, slack=slack)
 
 
 def beside_paper(trials: pd.DataFrame, published: paper.Table, key: int) -> pd.DataFrame:
@@ -259,18 +259,13 @@ def worked_example(*, prime: int = 8191, random_state: int = 0) -> dict[str, obj
     q = code.prime
     shares = share_points(code, to_field(X_int, q), random_state=random_state)  # (n, m, d)
     sizes = np.bincount(labels, minlength=2)
+    clients = CodedDistances(code, shares, n_responders=5, rng=np.random.default_rng(random_state))
+    coded = np.stack([clients.client_response(j, labels, 2) for j in range(5)])  # (n, m, k)
     coded_centres = np.stack([[shares[j][labels == h].sum(axis=0) % q for h in range(2)] for j in range(5)])
-    coded = np.empty((5, 4, 2), dtype=np.int64)
-    for j in range(5):
-        for h in range(2):
-            diff = (coded_centres[j, h][None, :] - sizes[h] * shares[j]) % q
-            coded[j, :, h] = (diff.astype(object) ** 2).sum(axis=1) % q
     responders = [4, 0, 2, 3, 1]
     weights = code.decoding_weights(responders, 2, targets="sum")[0]
     decoded = code.decode(coded[responders], responders, 2, targets="sum")
-    plain = np.array(
-        [[int(((X_int[labels == h].sum(axis=0) - sizes[h] * x) ** 2).sum()) for h in range(2)] for x in X_int]
-    )
+    plain = PlainIntegerDistances(X_int)(labels, 2)
     point_table = pd.DataFrame(
         {"point": [f"x{i + 1}" for i in range(4)], "x̄": [tuple(r) for r in X_int.tolist()], "cluster": labels + 1}
     )
