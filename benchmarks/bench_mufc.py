@@ -78,9 +78,9 @@ def main() -> None:
         KMeans(gauss.n_clusters, n_init=10, random_state=0).fit(gauss.X)
         server = time.perf_counter() - start
         print(
-            f"  encode (all clients) / server clustering = {cost['encode_seconds'] / server:.2f}; "
-            f"decode / server clustering = {cost['decode_seconds'] / server:.2f}; "
-            f"{cost['scma_bits']:,} bits per client"
+            f"  encode (all clients) / server clustering = {cost.encode_seconds / server:.2f}; "
+            f"decode / server clustering = {cost.decode_seconds / server:.2f}; "
+            f"{cost.scma_bits:,} bits per client"
         )
 
 

@@ -3,10 +3,108 @@
 from __future__ import annotations
 
 import numbers
+from typing import Literal
 
 import numpy as np
+from sklearn.exceptions import NotFittedError
 
 from fedlib._typing import NDArrayFloat, SeedLike
+
+__all__ = [
+    "NotFittedError",
+    "check_array",
+    "check_is_fitted",
+    "check_n_clusters",
+    "check_option",
+    "check_partition",
+    "check_random_state",
+    "check_sample_weight",
+    "check_scalar",
+    "spawn_generators",
+]
+
+
+def check_scalar(
+    x,
+    name: str,
+    kind: Literal["int", "real"],
+    *,
+    min_val: float | None = None,
+    max_val: float | None = None,
+    include_min: bool = True,
+    include_max: bool = True,
+):
+    """Return ``x`` as a Python ``int`` or ``float`` after checking its type and range.
+
+    The one scalar validator of fedlib. A float where an int is meant (2.7
+    clients, 1.5 segments, even 2.0) raises ``TypeError`` instead of being
+    truncated; ``bool`` and complex numbers are refused for both kinds; NaN and
+    infinity are refused for ``"real"`` unless a bound admits them (they never
+    do: comparisons with NaN fail).
+
+    Parameters
+    ----------
+    x : object
+        The value to check.
+    name : str
+        Its name, for the error message.
+    kind : {"int", "real"}
+        ``"int"``: an integral number (Python or numpy integer). ``"real"``: any
+        real number, integers included.
+    min_val, max_val : float or None
+        Bounds; ``None`` means unbounded on that side.
+    include_min, include_max : bool, default=True
+        Whether the bounds themselves are allowed.
+
+    Returns
+    -------
+    int or float
+
+    Raises
+    ------
+    TypeError
+        If ``x`` is not of the requested kind.
+    ValueError
+        If ``x`` lies outside the bounds (or is NaN).
+
+    Examples
+    --------
+    >>> check_scalar(3, "n_clients", "int", min_val=1)
+    3
+    >>> check_scalar(2.7, "n_clients", "int")
+    Traceback (most recent call last):
+    ...
+    TypeError: n_clients must be an int, got float 2.7.
+    """
+    if kind not in ("int", "real"):
+        raise ValueError(f"kind must be 'int' or 'real', got {kind!r}.")
+    wanted = numbers.Integral if kind == "int" else numbers.Real
+    if isinstance(x, (bool, np.bool_)) or not isinstance(x, wanted):
+        article = "an int" if kind == "int" else "a real number"
+        raise TypeError(f"{name} must be {article}, got {type(x).__name__} {x!r}.")
+    value = int(x) if kind == "int" else float(x)
+    if kind == "real" and np.isnan(value):
+        raise ValueError(f"{name} must be a number, got NaN.")
+    if min_val is not None and not (value >= min_val if include_min else value > min_val):
+        raise ValueError(f"{name}={x!r} should be {'>=' if include_min else '>'} {min_val}.")
+    if max_val is not None and not (value <= max_val if include_max else value < max_val):
+        raise ValueError(f"{name}={x!r} should be {'<=' if include_max else '<'} {max_val}.")
+    return value
+
+
+def check_option(value, name: str, allowed) -> str:
+    """Return ``value`` if it is one of ``allowed`` (string options such as ``init="kmeans++"``)."""
+    if not isinstance(value, str) or value not in allowed:
+        raise ValueError(f"{name}={value!r} should be one of {tuple(allowed)}.")
+    return value
+
+
+def check_is_fitted(estimator, attribute: str) -> None:
+    """Raise :class:`NotFittedError` unless ``estimator`` has the fitted ``attribute`` (set by ``fit``)."""
+    if not hasattr(estimator, attribute):
+        raise NotFittedError(
+            f"This {type(estimator).__name__} instance is not fitted yet; call fit(X, ...) before using it."
+        )
 
 
 def check_random_state(random_state: SeedLike) -> np.random.Generator:
@@ -78,10 +176,7 @@ def check_sample_weight(sample_weight, n_samples: int) -> NDArrayFloat:
 
 def check_n_clusters(n_clusters, n_samples: int) -> int:
     """Check ``1 <= n_clusters <= n_samples`` (K in all four papers)."""
-    if not isinstance(n_clusters, numbers.Integral) or isinstance(n_clusters, bool):
-        raise TypeError(f"n_clusters must be an int, not {type(n_clusters).__name__}.")
-    if n_clusters < 1:
-        raise ValueError(f"n_clusters={n_clusters} should be >= 1.")
+    n_clusters = check_scalar(n_clusters, "n_clusters", "int", min_val=1)
     if n_samples < n_clusters:
         raise ValueError(f"n_samples={n_samples} should be >= n_clusters={n_clusters}.")
     return int(n_clusters)

@@ -1,36 +1,64 @@
-"""Centralized clustering primitives shared by every chapter: K-means++, Lloyd, the K-means objective."""
+"""Clustering without privacy, shared by every chapter; imports nothing from the secure layers.
+
+- One K-means++ kernel (:func:`kmeans_plusplus`; coordinates or :class:`DistanceColumns`,
+  exponential-race keys, replayable prefix) and one Lloyd loop (:func:`lloyd` on
+  coordinates, :func:`distance_lloyd` from a :class:`DistanceOracle`) with one result
+  type, :class:`LloydResult`; :class:`KMeans`.
+- The K-means objective, nearest-centre or induced (:func:`kmeans_objective`), the loss
+  ratio, clustering accuracy; cluster sizes and sums from one sparse membership matrix.
+- Federated estimators without privacy (:class:`OneShotFederatedKMeans`, :class:`KFED`),
+  the shared local step (:func:`local_clusters`) and MUFC's quantization grid
+  (:class:`UniformGrid`).
+"""
 
 from fedlib.cluster._accuracy import clustering_accuracy
-from fedlib.cluster._baselines import BaselineFit, DCKMeans, kfed
-from fedlib.cluster._distance import assign_to_nearest, squared_distances
-from fedlib.cluster._distance_lloyd import LloydRun, centralized_lloyd
-from fedlib.cluster._federated import FederatedClustering, one_shot_federated_kmeans
-from fedlib.cluster._kmeanspp import draw_race_keys, kmeans_plusplus
+from fedlib.cluster._distance import assign_to_nearest, row_norms_squared, squared_distances
+from fedlib.cluster._distance_lloyd import (
+    DistanceOracle,
+    FloatDistances,
+    OracleColumns,
+    PlainIntegerDistances,
+    assign_from_distances,
+    centralized_lloyd,
+    distance_lloyd,
+    separate,
+)
+from fedlib.cluster._federated import FederatedClusteringMixin, OneShotFederatedKMeans, local_clusters
+from fedlib.cluster._kfed import KFED
+from fedlib.cluster._kmeanspp import CoordinateColumns, DistanceColumns, draw_race_keys, kmeans_plusplus
 from fedlib.cluster._lloyd import KMeans, LloydResult, lloyd
-from fedlib.cluster._objective import kmeans_objective, loss_ratio, optimal_loss
+from fedlib.cluster._membership import cluster_sizes, cluster_sums, membership_matrix
+from fedlib.cluster._objective import kmeans_objective, loss_ratio
 from fedlib.cluster._quantize import UniformGrid
-from fedlib.cluster._secfc import SecFC, default_colluders
 
 __all__ = [
-    "BaselineFit",
-    "DCKMeans",
-    "FederatedClustering",
+    "KFED",
+    "CoordinateColumns",
+    "DistanceColumns",
+    "DistanceOracle",
+    "FederatedClusteringMixin",
+    "FloatDistances",
     "KMeans",
     "LloydResult",
-    "LloydRun",
-    "SecFC",
+    "OneShotFederatedKMeans",
+    "OracleColumns",
+    "PlainIntegerDistances",
     "UniformGrid",
+    "assign_from_distances",
     "assign_to_nearest",
     "centralized_lloyd",
+    "cluster_sizes",
+    "cluster_sums",
     "clustering_accuracy",
-    "default_colluders",
+    "distance_lloyd",
     "draw_race_keys",
-    "kfed",
     "kmeans_objective",
     "kmeans_plusplus",
     "lloyd",
+    "local_clusters",
     "loss_ratio",
-    "one_shot_federated_kmeans",
-    "optimal_loss",
+    "membership_matrix",
+    "row_norms_squared",
+    "separate",
     "squared_distances",
 ]

@@ -9,10 +9,13 @@ clustering. Three oracles give three algorithms with one driver:
 * exact integers on quantized data, in the clear (:func:`centralized_lloyd`
   with ``scale``): the reference SecFC must equal bit for bit;
 * floats on the raw data (``scale=None``): the paper's "centralized Lloyd";
-* LCC-coded shares decoded by the server (:class:`fedlib.cluster.SecFC`).
+* LCC-coded shares decoded by the server (:class:`fedlib.secagg.SecFC`).
 
-Initialisation (SecFC Sec. 5, "center separation", with the guide's
-resolution of what it starts from): K-means++ seeds drawn by D² sampling from
+The oracle drives the one Lloyd loop of :mod:`fedlib.cluster` (same stopping
+rule as on coordinates, with no centre shift to test). Initialisation (SecFC
+Sec. 5, "center separation"; the paper does not say where the centres it
+separates come from, and after a random assignment no point qualifies, so we
+take K-means++ seeds): seeds drawn by the one K-means++ kernel from
 seed-to-point distances (a seed is a singleton cluster, so the same oracle
 serves), then ``S'_h = {i : ||x_i − c_h|| ≤ ||x_i − c_s|| / 3 for all s ≠ h}``
 (the paper's "∀ s ∈ [k]" must exclude ``s = h``), compared exactly as
@@ -22,20 +25,35 @@ serves), then ``S'_h = {i : ||x_i − c_h|| ≤ ||x_i − c_s|| / 3 for all s �
 
 from __future__ import annotations
 
+import math
 import time
-from dataclasses import dataclass, field
 from typing import Protocol
 
 import numpy as np
 
 from fedlib._typing import NDArrayInt, SeedLike
-from fedlib._validation import check_array, check_n_clusters, spawn_generators
+from fedlib._validation import check_array, check_n_clusters, check_random_state, check_scalar, spawn_generators
 from fedlib.cluster._distance import squared_distances
-from fedlib.cluster._kmeanspp import _sample_index
-from fedlib.field._quantize import FieldOverflowError, quantize
+from fedlib.cluster._kmeanspp import _kmeans_plusplus
+from fedlib.cluster._lloyd import LloydResult, lloyd_loop
+from fedlib.cluster._membership import cluster_sizes, cluster_sums
+from fedlib.field import FieldOverflowError, quantize
 
-#: Stream layout shared by every run: child 0 initialises, 1 draws LCC masks, 2 picks responding clients.
+__all__ = [
+    "DistanceOracle",
+    "FloatDistances",
+    "OracleColumns",
+    "PlainIntegerDistances",
+    "assign_from_distances",
+    "centralized_lloyd",
+    "distance_lloyd",
+    "separate",
+]
+
+#: Spawned streams of a run; child 0 initialises (SecFC also uses 1 for masks and 2 for responders).
 N_STREAMS = 3
+
+_INITS = ("kmeans++", "random_assignment")
 
 
 class DistanceOracle(Protocol):
@@ -46,40 +64,21 @@ class DistanceOracle(Protocol):
     def __call__(self, labels: NDArrayInt, n_clusters: int) -> np.ndarray: ...
 
 
-@dataclass(frozen=True)
-class LloydRun:
-    """Outcome of distance-driven Lloyd (:func:`centralized_lloyd`, :class:`SecFC`)."""
-
-    labels: NDArrayInt  #: final clustering
-    n_iter: int  #: assignment rounds run after the initial clustering
-    converged: bool  #: the clustering stopped changing before ``max_iter``
-    seeds: NDArrayInt | None  #: K-means++ seed indices (None for other inits)
-    history: list[NDArrayInt] = field(repr=False)  #: initial clustering, then the clustering after every round
-    distances: np.ndarray = field(repr=False)  #: the last ``d'`` matrix (int64 when exact)
-    assign_seconds: list[float] = field(repr=False, default_factory=list)  #: server's argmin time per round
-
-
-def cluster_sizes(labels: NDArrayInt, n_clusters: int) -> NDArrayInt:
-    """``|S_h|`` for every cluster; label -1 (in no cluster) is not counted."""
-    return np.bincount(labels[labels >= 0], minlength=n_clusters).astype(np.int64)
-
-
-def _onehot(labels: NDArrayInt, n_clusters: int) -> np.ndarray:
-    onehot = np.zeros((n_clusters, labels.shape[0]), dtype=np.float64)
-    members = np.flatnonzero(labels >= 0)
-    onehot[labels[members], members] = 1.0
-    return onehot
-
-
 class PlainIntegerDistances:
     """Exact ``d'`` on quantized integers ``X̄ = floor(λX)``, computed in the clear (the reference for SecFC).
 
-    Products go through float64 BLAS when every partial sum is provably below
-    2**53 (then exact) and through int64 otherwise; a result that could pass
-    2**62 raises :class:`fedlib.field.FieldOverflowError`.
+    Cluster sums are exact int64 sparse products; the cross products go
+    through float64 BLAS when every partial sum is provably below 2**53 (then
+    exact) and through int64 otherwise; a result that could pass 2**62 raises
+    :class:`fedlib.field.FieldOverflowError`.
+
+    Parameters
+    ----------
+    X_int : array-like of int of shape (m, d)
+        The quantized points.
     """
 
-    def __init__(self, X_int: NDArrayInt) -> None:
+    def __init__(self, X_int) -> None:
         self.X = np.asarray(X_int, dtype=np.int64)
         self.n_samples = self.X.shape[0]
         self._Xf = self.X.astype(np.float64)
@@ -94,8 +93,7 @@ class PlainIntegerDistances:
 
     def __call__(self, labels: NDArrayInt, n_clusters: int) -> NDArrayInt:
         sizes = cluster_sizes(labels, n_clusters)
-        onehot = _onehot(labels, n_clusters)
-        T = np.rint(onehot @ self._Xf).astype(np.int64)  # |T| <= m max|x̄| < 2**53
+        T = cluster_sums(self.X, labels, n_clusters)  # exact: |T| <= m max|x̄| < 2**53
         if self._float_exact:
             cross = np.rint(self._Xf @ T.T.astype(np.float64)).astype(np.int64)
         else:
@@ -105,7 +103,13 @@ class PlainIntegerDistances:
 
 
 class FloatDistances:
-    """``d'`` in floating point on the raw data: the paper's centralized Lloyd."""
+    """``d'`` in floating point on the raw data: the paper's centralized Lloyd.
+
+    Parameters
+    ----------
+    X : array-like of shape (m, d)
+        The points.
+    """
 
     def __init__(self, X) -> None:
         self.X = check_array(X)
@@ -113,50 +117,60 @@ class FloatDistances:
 
     def __call__(self, labels: NDArrayInt, n_clusters: int) -> np.ndarray:
         sizes = cluster_sizes(labels, n_clusters)
-        sums = _onehot(labels, n_clusters) @ self.X
+        sums = cluster_sums(self.X, labels, n_clusters)
         means = sums / np.maximum(sizes, 1)[:, None]
         return squared_distances(self.X, means) * (sizes.astype(np.float64) ** 2)[None, :]
 
 
-def assign(distances: np.ndarray, sizes: NDArrayInt) -> NDArrayInt:
-    """SecFC Alg. 1, lines 16-18: ``d_{i,h} = d'_{i,h} / |S_h|²``, nearest non-empty cluster, lowest index on ties."""
+class OracleColumns:
+    """:class:`fedlib.cluster.DistanceColumns` from a distance oracle: seed ``c`` is the singleton cluster ``{c}``.
+
+    For ``S = {c}`` the oracle's ``d'_{i,0} = ||x_c − x_i||²``, so K-means++
+    can be run by the same kernel as on coordinates, from distances alone.
+
+    Parameters
+    ----------
+    oracle : DistanceOracle
+        Where the distances come from (one oracle call per column).
+    """
+
+    def __init__(self, oracle: DistanceOracle) -> None:
+        self.oracle = oracle
+        self.n_samples = oracle.n_samples
+
+    def __call__(self, indices: NDArrayInt) -> np.ndarray:
+        out = []
+        for c in np.asarray(indices, dtype=np.int64):
+            singleton = np.full(self.n_samples, -1, dtype=np.int64)
+            singleton[c] = 0
+            out.append(self.oracle(singleton, 1)[:, 0])
+        return np.stack(out, axis=1)
+
+
+def assign_from_distances(distances: np.ndarray, sizes: NDArrayInt) -> NDArrayInt:
+    """SecFC Alg. 1, lines 16-18: ``d_{i,h} = d'_{i,h} / |S_h|²``, nearest non-empty cluster, lowest index on ties.
+
+    Examples
+    --------
+    >>> assign_from_distances(np.array([[4, 9], [36, 1]]), np.array([2, 1])).tolist()
+    [0, 1]
+    """
     with np.errstate(divide="ignore", invalid="ignore"):
         real = np.asarray(distances, dtype=np.float64) / (sizes.astype(np.float64) ** 2)[None, :]
     real[:, sizes == 0] = np.inf
     return np.argmin(real, axis=1).astype(np.int64)
 
 
-def kmeans_plusplus_from_distances(
-    oracle: DistanceOracle, n_clusters: int, rng: np.random.Generator
-) -> tuple[NDArrayInt, np.ndarray]:
-    """K-means++ seeds (Arthur and Vassilvitskii 2007) drawn from seed-to-point distances only.
-
-    Seed ``c`` is queried as the singleton cluster ``{c}``, for which the oracle
-    returns ``||x_c − x_i||²`` for every ``i``; the next seed is drawn with
-    probability proportional to the distance to the closest seed so far
-    (inverse CDF on one uniform per seed). Returns the seed indices and the
-    ``(m, k)`` matrix of seed-to-point distances.
-    """
-    m = oracle.n_samples
-    seeds = np.empty(n_clusters, dtype=np.int64)
-    columns = []
-    closest = None
-    for h in range(n_clusters):
-        u = rng.random()
-        if closest is None or not float(np.sum(closest, dtype=np.float64)) > 0.0:
-            seeds[h] = min(int(u * m), m - 1)  # first seed uniform; or every point already is a seed
-        else:
-            seeds[h] = int(_sample_index(np.cumsum(closest.astype(np.float64)), u))
-        singleton = np.full(m, -1, dtype=np.int64)
-        singleton[seeds[h]] = 0
-        column = oracle(singleton, 1)[:, 0]
-        columns.append(column)
-        closest = column.copy() if closest is None else np.minimum(closest, column)
-    return seeds, np.stack(columns, axis=1)
-
-
 def separate(seed_distances: np.ndarray, seeds: NDArrayInt) -> NDArrayInt:
-    """Center separation (SecFC Sec. 5): label ``h`` where ``9 d_{i,h} ≤ d_{i,s}`` for all ``s ≠ h``, else -1."""
+    """Center separation (SecFC Sec. 5): label ``h`` where ``9 d_{i,h} ≤ d_{i,s}`` for all ``s ≠ h``, else -1.
+
+    An empty ``S'_h`` becomes ``{seed_h}``.
+
+    Examples
+    --------
+    >>> separate(np.array([[0, 100], [50, 60], [100, 0]]), np.array([0, 2])).tolist()
+    [0, -1, 1]
+    """
     m, k = seed_distances.shape
     if k == 1:
         return np.zeros(m, dtype=np.int64)
@@ -168,55 +182,88 @@ def separate(seed_distances: np.ndarray, seeds: NDArrayInt) -> NDArrayInt:
     return labels
 
 
-def run_lloyd(
+class _DistanceStep:
+    """Lloyd from a distance oracle: the centres are the means of the current clustering, never formed."""
+
+    def __init__(self, oracle: DistanceOracle, labels: NDArrayInt, n_clusters: int) -> None:
+        self.oracle, self.labels, self.k = oracle, labels, n_clusters
+        self.distances: np.ndarray | None = None
+        self.assign_seconds: list[float] = []
+
+    def assign(self) -> NDArrayInt:
+        self.distances = self.oracle(self.labels, self.k)
+        start = time.perf_counter()
+        new = assign_from_distances(self.distances, cluster_sizes(self.labels, self.k))
+        self.assign_seconds.append(time.perf_counter() - start)
+        return new
+
+    def update(self, labels: NDArrayInt) -> float:
+        self.labels = labels
+        return math.inf  # no centres, no shift: stop on unchanged labels only
+
+
+def distance_lloyd(
     oracle: DistanceOracle,
     n_clusters: int,
     *,
-    init,
-    rng: np.random.Generator,
-    max_iter: int,
-) -> LloydRun:
-    """Lloyd from a distance oracle until the clustering stops changing (SecFC Alg. 1, lines 5-19)."""
+    init="kmeans++",
+    max_iter: int = 100,
+    random_state: SeedLike = None,
+) -> LloydResult:
+    """Lloyd's algorithm from point-to-cluster distances alone (SecFC Alg. 1, lines 5-19).
+
+    Parameters
+    ----------
+    oracle : DistanceOracle
+        Returns ``d'`` for a clustering; one call per round.
+    n_clusters : int
+        ``k``.
+    init : "kmeans++", "random_assignment" or array of labels
+        ``"kmeans++"``: K-means++ seeds drawn from seed distances (the one
+        K-means++ kernel, on :class:`OracleColumns`), then center separation
+        (:func:`separate`); ``"random_assignment"``: SecFC Alg. 1, line 6
+        taken literally; an array: the initial clustering (-1: in no cluster).
+    max_iter : int, default=100
+        Most assignment rounds.
+    random_state : int, Generator or None
+        Draws the initialisation (used as given: no streams are spawned here).
+
+    Returns
+    -------
+    LloydResult
+        ``labels``, ``n_iter``, ``converged``, ``seeds``, ``history`` (initial
+        clustering first), the last ``distances`` and the server's
+        ``assign_seconds``; no centres.
+    """
     m = oracle.n_samples
+    k = check_scalar(n_clusters, "n_clusters", "int", min_val=1)
+    rng = check_random_state(random_state)
     seeds = None
     if isinstance(init, str):
-        if init == "kmeans++":
-            seeds, seed_distances = kmeans_plusplus_from_distances(oracle, n_clusters, rng)
-            labels = separate(seed_distances, seeds)
-        elif init == "random_assignment":
-            labels = rng.integers(0, n_clusters, size=m).astype(np.int64)
-        else:
+        if init not in _INITS:
             raise ValueError(f"init must be 'kmeans++', 'random_assignment' or an array of labels, got {init!r}.")
+        if init == "kmeans++":
+            seeds, seed_distances = _kmeans_plusplus(
+                OracleColumns(oracle), k, np.ones(m), rng, return_distances=True
+            )
+            labels = separate(seed_distances, seeds)
+        else:
+            labels = rng.integers(0, k, size=m).astype(np.int64)
     else:
         labels = np.asarray(init, dtype=np.int64)
-        if labels.shape != (m,) or labels.min() < -1 or labels.max() >= n_clusters:
-            raise ValueError(f"init labels must have shape ({m},) with values in -1..{n_clusters - 1}.")
-    if max_iter < 1:
-        raise ValueError(f"max_iter={max_iter} should be >= 1.")
-    history = [labels.copy()]
-    assign_seconds = []
-    converged = False
-    n_iter = 0
-    distances = None
-    while n_iter < max_iter:
-        n_iter += 1
-        distances = oracle(labels, n_clusters)
-        start = time.perf_counter()
-        new = assign(distances, cluster_sizes(labels, n_clusters))
-        assign_seconds.append(time.perf_counter() - start)
-        history.append(new)
-        if np.array_equal(new, labels):
-            converged = True
-            break
-        labels = new
-    return LloydRun(
+        if labels.shape != (m,) or labels.min() < -1 or labels.max() >= k:
+            raise ValueError(f"init labels must have shape ({m},) with values in -1..{k - 1}.")
+    max_iter = check_scalar(max_iter, "max_iter", "int", min_val=1)
+    step = _DistanceStep(oracle, labels, k)
+    n_iter, converged, history = lloyd_loop(step, labels.copy(), max_iter=max_iter, tol=0.0, keep_history=True)
+    return LloydResult(
         labels=history[-1],
         n_iter=n_iter,
         converged=converged,
         seeds=seeds,
         history=history,
-        distances=distances,
-        assign_seconds=assign_seconds,
+        distances=step.distances,
+        assign_seconds=step.assign_seconds,
     )
 
 
@@ -228,28 +275,45 @@ def centralized_lloyd(
     init="kmeans++",
     max_iter: int = 100,
     random_state: SeedLike = None,
-) -> LloydRun:
+) -> LloydResult:
     """Centralized Lloyd with SecFC's initialisation, on raw data or on SecFC's quantized integers.
 
     Parameters
     ----------
     X : array-like of shape (m, d)
+        The points.
     n_clusters : int
         ``k``.
     scale : float or None
         ``None``: floating-point Lloyd on ``X`` (the paper's baseline).
-        ``λ``: exact integer Lloyd on ``floor(λX)``, which :class:`SecFC` with
-        the same ``scale``, ``init`` and integer ``random_state`` reproduces bit
-        for bit at every iteration (SecFC Theorem 1).
+        ``λ``: exact integer Lloyd on ``floor(λX)``, which
+        :class:`fedlib.secagg.SecFC` with the same ``scale``, ``init`` and
+        ``random_state`` reproduces bit for bit at every iteration (SecFC Theorem 1).
     init : "kmeans++", "random_assignment" or array of labels
-        ``"kmeans++"``: seeds, then center separation (module docstring);
-        ``"random_assignment"``: SecFC Alg. 1, line 6 taken literally.
-    max_iter : int
+        See :func:`distance_lloyd`.
+    max_iter : int, default=100
+        Most assignment rounds.
     random_state : int, Generator or None
-        Child 0 of its spawned streams initialises, as in :class:`SecFC`.
+        Child 0 of its spawned streams initialises, as in SecFC.
+
+    Returns
+    -------
+    LloydResult
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> X = np.array([[0.0, 0.0], [0.0, 1.0], [9.0, 9.0], [9.0, 10.0]])
+    >>> run = centralized_lloyd(X, 2, scale=10.0, random_state=0)
+    >>> sorted(np.bincount(run.labels).tolist()), run.converged
+    ([2, 2], True)
     """
     X = check_array(X)
     k = check_n_clusters(n_clusters, X.shape[0])
-    oracle = FloatDistances(X) if scale is None else PlainIntegerDistances(quantize(X, scale))
+    if scale is None:
+        oracle = FloatDistances(X)
+    else:
+        scale = check_scalar(scale, "scale", "real", min_val=0.0, include_min=False)
+        oracle = PlainIntegerDistances(quantize(X, scale))
     rng = spawn_generators(random_state, N_STREAMS)[0]
-    return run_lloyd(oracle, k, init=init, rng=rng, max_iter=max_iter)
+    return distance_lloyd(oracle, k, init=init, max_iter=max_iter, random_state=rng)

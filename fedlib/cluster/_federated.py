@@ -1,29 +1,54 @@
-"""One-shot federated K-means without privacy (MUFC Alg. 5) and the induced federated loss."""
+"""Federated clustering without privacy: the common estimator shape, one-shot federated K-means (MUFC Alg. 5).
+
+Every federated estimator of fedlib (:class:`OneShotFederatedKMeans`,
+:class:`KFED`, :class:`fedlib.secagg.SecFC`, :class:`fedlib.unlearn.MUFC`,
+:class:`fedlib.unlearn.DCKMeans`) is fitted by ``fit(X, parts)``, where
+``parts[l]`` are the rows of ``X`` that client ``l`` holds; it exposes fitted
+attributes with a trailing underscore, among them ``federated_loss_``, and
+``predict(X)``. Using it before ``fit`` raises
+:class:`sklearn.exceptions.NotFittedError`.
+"""
 
 from __future__ import annotations
-
-from dataclasses import dataclass
 
 import numpy as np
 
 from fedlib._typing import NDArrayFloat, NDArrayInt, SeedLike
-from fedlib._validation import check_array, check_n_clusters, check_partition, spawn_generators
+from fedlib._validation import (
+    check_array,
+    check_is_fitted,
+    check_n_clusters,
+    check_partition,
+    check_scalar,
+    spawn_generators,
+)
 from fedlib.cluster._distance import assign_to_nearest, row_norms_squared
 from fedlib.cluster._kmeanspp import _kmeans_plusplus
 from fedlib.cluster._lloyd import KMeans, _lloyd
+from fedlib.cluster._objective import kmeans_objective
 
 
-@dataclass(frozen=True)
-class FederatedClustering:
-    """Outcome of :func:`one_shot_federated_kmeans`."""
+class FederatedClusteringMixin:
+    """``predict`` for federated estimators: the nearest of the fitted ``server_centers_``."""
 
-    server_centers: NDArrayFloat  #: (K, d) global centres C_s
-    client_centers: list[NDArrayFloat]  #: per client, its local centres c^(l)_k
-    client_counts: list[NDArrayInt]  #: per client, |C^(l)_k|, the points behind each local centre
-    center_labels: list[NDArrayInt]  #: per client, the server cluster of each local centre
-    labels: NDArrayInt  #: (n,) induced global cluster of every point (MUFC Def. 3.1)
-    federated_loss: float  #: phi_f of MUFC Eq. (2): each point charged to its induced centre
-    nearest_loss: float  #: phi_c(X; C_s) of MUFC Eq. (1): each point charged to its nearest centre
+    def predict(self, X) -> NDArrayInt:
+        """Index of the nearest server centre for each row of ``X``.
+
+        Parameters
+        ----------
+        X : array-like of shape (n_samples, n_features)
+            Points to assign.
+
+        Returns
+        -------
+        ndarray of int64, shape (n_samples,)
+        """
+        check_is_fitted(self, "server_centers_")
+        X = check_array(X)
+        centers = self.server_centers_
+        if X.shape[1] != centers.shape[1]:
+            raise ValueError(f"X has n_features={X.shape[1]}, the model was fitted with {centers.shape[1]}.")
+        return assign_to_nearest(X, centers)[0]
 
 
 def local_clusters(
@@ -31,11 +56,34 @@ def local_clusters(
 ) -> tuple[NDArrayFloat, NDArrayInt]:
     """A client's local model from its K-means++ seeds, and the local cluster of each of its points.
 
-    The centres are the seeds themselves (MUFC Alg. 1 line 1) or, with ``lloyd=True``,
-    Lloyd's iterations started from them (full client training: MUFC Table 2, DC-KM
-    leaves). Every point joins its nearest centre. Shared by
-    :func:`one_shot_federated_kmeans`, :class:`fedlib.cluster.DCKMeans` and
-    :class:`fedlib.unlearn.MUFC`.
+    The centres are the seeds themselves (MUFC Alg. 1 line 1) or, with
+    ``lloyd=True``, Lloyd's iterations started from them (full client
+    training: MUFC Table 2, DC-KM leaves). Every point joins its nearest
+    centre. Shared by :class:`OneShotFederatedKMeans`,
+    :class:`fedlib.unlearn.DCKMeans` and :class:`fedlib.unlearn.MUFC`.
+
+    Parameters
+    ----------
+    Xl : ndarray of shape (n_l, n_features)
+        The client's points.
+    seeds : ndarray of int
+        Rows of ``Xl`` chosen by K-means++.
+    lloyd : bool
+        Whether to refine the seeds by Lloyd's algorithm.
+    x_squared_norms : ndarray of shape (n_l,), optional
+        Precomputed ``||x||²`` of the rows.
+
+    Returns
+    -------
+    centers : ndarray of shape (len(seeds), n_features)
+    labels : ndarray of int64, shape (n_l,)
+
+    Examples
+    --------
+    >>> X = np.array([[0.0], [1.0], [9.0], [10.0]])
+    >>> centers, labels = local_clusters(X, np.array([0, 3]), lloyd=True)
+    >>> centers.ravel().tolist(), labels.tolist()
+    ([0.5, 9.5], [0, 0, 1, 1])
     """
     if x_squared_norms is None:
         x_squared_norms = row_norms_squared(Xl)
@@ -47,17 +95,8 @@ def local_clusters(
     return centers, labels
 
 
-def one_shot_federated_kmeans(
-    X,
-    parts: list[NDArrayInt],
-    n_clusters: int,
-    *,
-    weighted: bool = True,
-    client_lloyd: bool = False,
-    server_n_init: int = 10,
-    random_state: SeedLike = None,
-) -> FederatedClustering:
-    """Cluster data spread over clients in one round (MUFC Alg. 5, App. I).
+class OneShotFederatedKMeans(FederatedClusteringMixin):
+    """Cluster data spread over clients in one round, without privacy (MUFC Alg. 5, App. I).
 
     1. Each client seeds K centres with K-means++ on its own points (and, with
        ``client_lloyd=True``, refines them with Lloyd), then counts the points
@@ -72,61 +111,111 @@ def one_shot_federated_kmeans(
 
     Parameters
     ----------
-    X : array-like of shape (n_samples, n_features)
-    parts : list of index arrays
-        Client ``l`` holds the rows ``X[parts[l]]``; the arrays must partition ``range(n_samples)``.
     n_clusters : int
         K, used both at the clients and at the server (MUFC App. M.2). A client
         with fewer than K points uses all of them as centres.
     weighted : bool, default=True
+        Weight the server's K-means by the clients' counts.
     client_lloyd : bool, default=False
         MUFC's clients stop after seeding; True gives "full client training" (MUFC Table 2).
     server_n_init : int, default=10
+        K-means restarts at the server.
     random_state : int, Generator or None
         Pass an int for reproducible output across multiple function calls.
         Client ``l`` draws from its own stream, spawned from this seed.
 
+    Attributes
+    ----------
+    server_centers_ : ndarray of shape (n_clusters, n_features)
+        Global centres C_s.
+    client_centers_ : list of ndarray
+        Per client, its local centres c^(l)_k.
+    client_counts_ : list of ndarray
+        Per client, |C^(l)_k|, the points behind each local centre.
+    center_labels_ : list of ndarray
+        Per client, the server cluster of each local centre.
+    labels_ : ndarray of shape (n_samples,)
+        Induced global cluster of every point (MUFC Def. 3.1).
+    federated_loss_ : float
+        phi_f of MUFC Eq. (2): each point charged to its induced centre.
+    nearest_loss_ : float
+        phi_c(X; C_s) of MUFC Eq. (1): each point charged to its nearest centre.
+
     Notes
     -----
-    MUFC Alg. 1 adds quantization and secure aggregation to this scheme.
-    Used in :doc:`/notebooks/foundations/kmeans`.
+    MUFC Alg. 1 adds quantization and secure aggregation to this scheme
+    (:class:`fedlib.unlearn.MUFC`). Used in :doc:`/notebooks/foundations/kmeans`.
+
+    Examples
+    --------
+    >>> X = np.array([[0.0], [0.2], [5.0], [5.2], [0.1], [5.1]])
+    >>> model = OneShotFederatedKMeans(2, random_state=0).fit(X, [[0, 1, 2, 3], [4, 5]])
+    >>> sorted(model.server_centers_.ravel().round().tolist())
+    [0.0, 5.0]
     """
-    X = check_array(X)
-    n = X.shape[0]
-    k = check_n_clusters(n_clusters, n)
-    parts = check_partition(parts, n)
-    streams = spawn_generators(random_state, len(parts) + 1)
-    norms = row_norms_squared(X)
-    centers, counts, local_labels = [], [], []
-    for idx, rng in zip(parts, streams[:-1], strict=True):
-        Xl, nl = X[idx], norms[idx]
-        kl = min(k, idx.size)
-        weights = np.ones(idx.size)
-        seeds = _kmeans_plusplus(Xl, kl, weights, rng, x_squared_norms=nl)
-        C, lab = local_clusters(Xl, seeds, lloyd=client_lloyd, x_squared_norms=nl)
-        centers.append(C)
-        counts.append(np.bincount(lab, minlength=kl))
-        local_labels.append(lab)
-    stacked = np.vstack(centers)
-    w = np.concatenate(counts).astype(np.float64) if weighted else np.ones(stacked.shape[0])
-    keep = w > 0  # a local centre with no points carries no information
-    server = KMeans(k, n_init=server_n_init, random_state=streams[-1]).fit(stacked[keep], sample_weight=w[keep])
-    C_s = server.cluster_centers_
-    center_server_labels = assign_to_nearest(stacked, C_s)[0]
-    splits = np.cumsum([c.shape[0] for c in centers])[:-1]
-    per_client = np.split(center_server_labels, splits)
-    labels = np.empty(n, dtype=np.int64)
-    for idx, lab, srv in zip(parts, local_labels, per_client, strict=True):
-        labels[idx] = srv[lab]
-    diff = X - C_s[labels]
-    federated_loss = float(np.einsum("ij,ij->", diff, diff))
-    nearest_loss = float(np.sum(assign_to_nearest(X, C_s, x_squared_norms=norms)[1]))
-    return FederatedClustering(
-        server_centers=C_s,
-        client_centers=centers,
-        client_counts=counts,
-        center_labels=per_client,
-        labels=labels,
-        federated_loss=federated_loss,
-        nearest_loss=nearest_loss,
-    )
+
+    def __init__(
+        self,
+        n_clusters: int,
+        *,
+        weighted: bool = True,
+        client_lloyd: bool = False,
+        server_n_init: int = 10,
+        random_state: SeedLike = None,
+    ) -> None:
+        self.n_clusters = n_clusters
+        self.weighted = weighted
+        self.client_lloyd = client_lloyd
+        self.server_n_init = server_n_init
+        self.random_state = random_state
+
+    def fit(self, X, parts) -> OneShotFederatedKMeans:
+        """Cluster ``X`` held by clients ``parts`` (row indices of ``X``; they must partition its rows).
+
+        Parameters
+        ----------
+        X : array-like of shape (n_samples, n_features)
+            All points, in a global row order.
+        parts : list of array-like of int
+            Client ``l`` holds the rows ``X[parts[l]]``.
+
+        Returns
+        -------
+        OneShotFederatedKMeans
+            ``self``, fitted.
+        """
+        X = check_array(X)
+        n = X.shape[0]
+        k = check_n_clusters(self.n_clusters, n)
+        parts = check_partition(parts, n)
+        server_n_init = check_scalar(self.server_n_init, "server_n_init", "int", min_val=1)
+        streams = spawn_generators(self.random_state, len(parts) + 1)
+        norms = row_norms_squared(X)
+        centers, counts, local_labels = [], [], []
+        for idx, rng in zip(parts, streams[:-1], strict=True):
+            Xl, nl = X[idx], norms[idx]
+            kl = min(k, idx.size)
+            seeds = _kmeans_plusplus(Xl, kl, np.ones(idx.size), rng, x_squared_norms=nl)
+            C, lab = local_clusters(Xl, seeds, lloyd=bool(self.client_lloyd), x_squared_norms=nl)
+            centers.append(C)
+            counts.append(np.bincount(lab, minlength=kl))
+            local_labels.append(lab)
+        stacked = np.vstack(centers)
+        w = np.concatenate(counts).astype(np.float64) if self.weighted else np.ones(stacked.shape[0])
+        keep = w > 0  # a local centre with no points carries no information
+        server = KMeans(k, n_init=server_n_init, random_state=streams[-1]).fit(stacked[keep], sample_weight=w[keep])
+        C_s = server.cluster_centers_
+        center_server_labels = assign_to_nearest(stacked, C_s)[0]
+        splits = np.cumsum([c.shape[0] for c in centers])[:-1]
+        per_client = np.split(center_server_labels, splits)
+        labels = np.empty(n, dtype=np.int64)
+        for idx, lab, srv in zip(parts, local_labels, per_client, strict=True):
+            labels[idx] = srv[lab]
+        self.server_centers_ = C_s
+        self.client_centers_ = centers
+        self.client_counts_ = counts
+        self.center_labels_ = per_client
+        self.labels_ = labels
+        self.federated_loss_ = kmeans_objective(X, C_s, labels=labels)
+        self.nearest_loss_ = float(np.sum(assign_to_nearest(X, C_s, x_squared_norms=norms)[1]))
+        return self

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import warnings
+from typing import Protocol
 
 import numpy as np
 
@@ -124,8 +125,38 @@ def _sample_index(cumulative: NDArrayFloat, u: float | NDArrayFloat) -> NDArrayI
     return np.minimum(idx, cumulative.shape[0] - 1)
 
 
+class DistanceColumns(Protocol):
+    """Squared distances from every point to some of the points: what K-means++ needs of the data.
+
+    ``columns(indices)`` returns the ``(n_samples, len(indices))`` matrix of
+    ``||x_i − x_c||²`` for ``c`` in ``indices``. Coordinates give it by a
+    matrix product (:class:`CoordinateColumns`); SecFC's server gets it by
+    decoding the distances to singleton clusters
+    (:class:`fedlib.cluster.OracleColumns`), never seeing a point.
+    """
+
+    n_samples: int
+
+    def __call__(self, indices: NDArrayInt) -> np.ndarray: ...
+
+
+class CoordinateColumns:
+    """:class:`DistanceColumns` of points given by their coordinates (one BLAS product per call)."""
+
+    def __init__(self, X: NDArrayFloat, x_squared_norms: NDArrayFloat | None = None) -> None:
+        self.X = X
+        self.n_samples = X.shape[0]
+        self.x_squared_norms = row_norms_squared(X) if x_squared_norms is None else x_squared_norms
+
+    def __call__(self, indices: NDArrayInt) -> NDArrayFloat:
+        if len(indices) == 1:  # a view of one row, the same product as a fresh seeding computes
+            c = int(indices[0])
+            return squared_distances(self.X, self.X[c : c + 1], x_squared_norms=self.x_squared_norms)
+        return squared_distances(self.X, self.X[indices], x_squared_norms=self.x_squared_norms)
+
+
 def _kmeans_plusplus(
-    X: NDArrayFloat,
+    points: NDArrayFloat | DistanceColumns,
     n_clusters: int,
     weights: NDArrayFloat,
     rng: np.random.Generator,
@@ -134,16 +165,27 @@ def _kmeans_plusplus(
     x_squared_norms: NDArrayFloat | None = None,
     race_keys: NDArrayFloat | None = None,
     prefix: NDArrayInt | None = None,
-) -> NDArrayInt:
-    """Kernel of :func:`kmeans_plusplus`; returns the chosen row indices in order.
+    return_distances: bool = False,
+):
+    """The one K-means++ kernel of fedlib; returns the chosen row indices in draw order.
 
-    ``prefix`` holds centres already chosen (MUFC Alg. 3 keeps the seeds drawn
-    before the first removed one); drawing continues from step ``len(prefix)``.
-    Prior validation of data is assumed.
+    ``points`` is a coordinate matrix or any :class:`DistanceColumns` (SecFC's
+    seeds are drawn from decoded distances with this same kernel). Draws are
+    plain D² sampling by inverse CDF, one uniform per step (the ``t``-th centre
+    from the ``t``-th uniform of ``rng``), scikit-learn's greedy variant with
+    ``n_local_trials > 1``, or an exponential race on ``race_keys``. ``prefix``
+    holds centres already chosen (MUFC Alg. 3 keeps the seeds drawn before the
+    first removed one); drawing continues from step ``len(prefix)``, and the
+    running minimum of D² is rebuilt one centre at a time, exactly as a fresh
+    run computes it, so a replay gives the same floating-point values.
+    ``return_distances=True`` also returns the ``(n_samples, n_clusters)``
+    matrix of seed columns as ``points`` gave them (exact integers for SecFC).
+    Prior validation of the inputs is assumed.
     """
-    if x_squared_norms is None:
-        x_squared_norms = row_norms_squared(X)
+    columns = CoordinateColumns(points, x_squared_norms) if isinstance(points, np.ndarray) else points
+    n = columns.n_samples
     indices = np.empty(n_clusters, dtype=np.int64)
+    seed_columns: list[np.ndarray] = []
     if prefix is not None and len(prefix) > 0:
         start = len(prefix)
         indices[:start] = prefix
@@ -154,11 +196,11 @@ def _kmeans_plusplus(
                 indices[0] = int(np.argmin(race_keys[:, 0] / weights))
         else:
             indices[0] = int(_sample_index(np.cumsum(weights), rng.random()))
-    # Running minimum of d^2, one centre at a time, exactly as the loop below updates it,
-    # so a replay from a prefix computes the same floating-point values as a fresh run.
-    closest = np.full(X.shape[0], np.inf)
+    closest = np.full(n, np.inf)
     for c in indices[:start]:
-        np.minimum(closest, squared_distances(X, X[c : c + 1], x_squared_norms=x_squared_norms)[:, 0], out=closest)
+        column = columns(np.array([c]))[:, 0]
+        seed_columns.append(column)
+        np.minimum(closest, column, out=closest)
         closest[c] = 0.0
     for t in range(start, n_clusters):
         potential = weights * closest
@@ -177,18 +219,21 @@ def _kmeans_plusplus(
             rate = potential if np.any(potential > 0) else weights
             with np.errstate(divide="ignore"):
                 chosen = int(np.argmin(race_keys[:, t] / rate))
-            new = squared_distances(X, X[chosen : chosen + 1], x_squared_norms=x_squared_norms)[:, 0]
+            new = columns(np.array([chosen]))[:, 0]
         elif n_local_trials == 1:
             chosen = int(_sample_index(cumulative, rng.random()))
-            new = squared_distances(X, X[chosen : chosen + 1], x_squared_norms=x_squared_norms)[:, 0]
+            new = columns(np.array([chosen]))[:, 0]
         else:
             candidates = _sample_index(cumulative, rng.random(n_local_trials))
-            d2 = squared_distances(X, X[candidates], x_squared_norms=x_squared_norms)
-            np.minimum(d2, closest[:, None], out=d2)
+            raw = columns(candidates)
+            d2 = np.minimum(raw, closest[:, None])
             best = int(np.argmin(weights @ d2))
             chosen = int(candidates[best])
-            new = d2[:, best]
+            new = raw[:, best]
         indices[t] = chosen
+        seed_columns.append(new)
         np.minimum(closest, new, out=closest)
         closest[chosen] = 0.0
+    if return_distances:
+        return indices, np.stack(seed_columns, axis=1)
     return indices

@@ -2,51 +2,115 @@
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
+from typing import Protocol
 
 import numpy as np
 
 from fedlib._typing import NDArrayFloat, NDArrayInt, SeedLike
 from fedlib._validation import (
     check_array,
+    check_is_fitted,
     check_n_clusters,
     check_random_state,
     check_sample_weight,
+    check_scalar,
 )
 from fedlib.cluster._distance import assign_to_nearest, row_norms_squared
 from fedlib.cluster._kmeanspp import _kmeans_plusplus
+from fedlib.cluster._membership import cluster_sums
 
 
 @dataclass(frozen=True)
 class LloydResult:
-    """Outcome of :func:`lloyd`."""
+    """Outcome of Lloyd's algorithm, driven by coordinates (:func:`lloyd`) or by distances (:func:`distance_lloyd`).
 
-    centers: NDArrayFloat  #: (n_clusters, n_features) final centres
-    labels: NDArrayInt  #: (n_samples,) index of the nearest final centre
-    inertia: float  #: weighted K-means objective at the final centres
-    n_iter: int  #: Lloyd iterations run
-    converged: bool  #: labels stopped changing or the centre shift fell below tol
+    Fields that one driver cannot know are ``None``: a distance-driven run never
+    sees centres, so it has no ``centers`` and no ``inertia``.
+    """
+
+    labels: NDArrayInt  #: (n_samples,) final clustering
+    n_iter: int  #: Lloyd iterations run (assignment rounds)
+    converged: bool  #: labels stopped changing (or the centre shift fell below tol) before max_iter
+    centers: NDArrayFloat | None = None  #: (n_clusters, n_features) final centres, coordinates only
+    inertia: float | None = None  #: weighted K-means objective at the final centres, coordinates only
+    seeds: NDArrayInt | None = None  #: K-means++ seed indices of the initialisation, when it drew any
+    history: list[NDArrayInt] = field(default_factory=list, repr=False)  #: clusterings, first to last (if kept)
+    distances: np.ndarray | None = field(default=None, repr=False)  #: last point-to-cluster matrix assigned from
+    assign_seconds: list[float] = field(default_factory=list, repr=False)  #: argmin time per round
+
+
+class LloydStep(Protocol):
+    """One way of running Lloyd: where the distances come from and how the centres move.
+
+    ``assign()`` returns the nearest-cluster labels under the current centres;
+    ``update(labels)`` moves the centres to the means of ``labels`` and returns
+    the total squared centre shift (``inf`` when the centres are not known).
+    """
+
+    def assign(self) -> NDArrayInt: ...
+
+    def update(self, labels: NDArrayInt) -> float: ...
+
+
+def lloyd_loop(
+    step: LloydStep,
+    labels_old: NDArrayInt | None,
+    *,
+    max_iter: int,
+    tol: float,
+    keep_history: bool,
+) -> tuple[int, bool, list[NDArrayInt]]:
+    """The one Lloyd loop of fedlib, with scikit-learn's stopping rule.
+
+    Each iteration assigns, then updates. It stops when the labels equal the
+    previous iteration's (``labels_old`` on the first: the clustering the
+    centres came from, or ``None`` when they came from elsewhere), or when the
+    centre shift is at most ``tol``, or after ``max_iter`` iterations. Returns
+    ``(n_iter, converged, history)``; ``history`` holds ``labels_old`` (if
+    given) and the labels of every iteration when ``keep_history`` is set.
+    """
+    history = [labels_old] if keep_history and labels_old is not None else []
+    n_iter = 0
+    while n_iter < max_iter:
+        n_iter += 1
+        labels = step.assign()
+        shift = step.update(labels)
+        if keep_history:
+            history.append(labels)
+        if labels_old is not None and np.array_equal(labels, labels_old):
+            return n_iter, True, history
+        labels_old = labels
+        if shift <= tol:
+            return n_iter, True, history
+    return n_iter, False, history
 
 
 def _weighted_means(X: NDArrayFloat, labels: NDArrayInt, weights: NDArrayFloat, previous: NDArrayFloat) -> NDArrayFloat:
     """Weighted mean of each cluster; an empty cluster keeps its previous centre."""
     k = previous.shape[0]
     mass = np.bincount(labels, weights=weights, minlength=k)
-    sums = np.zeros_like(previous)
-    _scatter_add(sums, labels, X, weights)
+    sums = cluster_sums(X, labels, k, weights=weights)
     centers = previous.copy()
     nonempty = mass > 0
     centers[nonempty] = sums[nonempty] / mass[nonempty, None]
     return centers
 
 
-def _scatter_add(out: NDArrayFloat, labels: NDArrayInt, X: NDArrayFloat, weights: NDArrayFloat) -> None:
-    """``out[k] += sum_{i: labels_i = k} w_i x_i`` as one sparse-dense product (no Python loop)."""
-    from scipy.sparse import csr_matrix
+class _CoordinateStep:
+    """Lloyd on coordinates: nearest centre by one BLAS product, weighted means by one sparse product."""
 
-    n, k = X.shape[0], out.shape[0]
-    onehot = csr_matrix((weights, (labels, np.arange(n))), shape=(k, n))
-    out += onehot @ X
+    def __init__(self, X, centers, weights, x_squared_norms) -> None:
+        self.X, self.centers, self.weights, self.norms = X, centers, weights, x_squared_norms
+
+    def assign(self) -> NDArrayInt:
+        return assign_to_nearest(self.X, self.centers, x_squared_norms=self.norms)[0]
+
+    def update(self, labels: NDArrayInt) -> float:
+        new_centers = _weighted_means(self.X, labels, self.weights, self.centers)
+        shift = float(np.sum((new_centers - self.centers) ** 2))
+        self.centers = new_centers
+        return shift
 
 
 def lloyd(
@@ -68,30 +132,42 @@ def lloyd(
     Parameters
     ----------
     X : array-like of shape (n_samples, n_features)
+        The points.
     init : array-like of shape (n_clusters, n_features)
         Initial centres, e.g. from :func:`kmeans_plusplus`.
     sample_weight : array-like of shape (n_samples,), default=None
         Weighted means; MUFC's server clusters weighted bin points this way.
     max_iter : int, default=300
+        Most iterations to run.
     tol : float, default=1e-4
+        Relative tolerance on the centre shift (0: stop only when labels repeat).
 
     Returns
     -------
     LloydResult
+        ``centers``, ``labels`` (nearest final centre), ``inertia``, ``n_iter``, ``converged``.
 
     Notes
     -----
     Cost O(n_samples * n_clusters * n_features) per iteration. An empty cluster
     keeps its previous centre (scikit-learn instead relocates it to a far point;
-    the two differ only when a cluster empties).
+    the two differ only when a cluster empties). Used in
+    :doc:`/notebooks/foundations/kmeans`.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> X = np.array([[0.0], [1.0], [10.0], [11.0]])
+    >>> lloyd(X, [[0.0], [1.0]]).centers.ravel().tolist()
+    [0.5, 10.5]
     """
     X = check_array(X)
     centers = check_array(init, name="init").copy()
     if centers.shape[1] != X.shape[1]:
         raise ValueError(f"init has n_features={centers.shape[1]}, X has n_features={X.shape[1]}.")
     weights = check_sample_weight(sample_weight, X.shape[0])
-    if max_iter < 1:
-        raise ValueError(f"max_iter={max_iter} should be >= 1.")
+    max_iter = check_scalar(max_iter, "max_iter", "int", min_val=1)
+    tol = check_scalar(tol, "tol", "real", min_val=0.0)
     return _lloyd(X, centers, weights, max_iter=max_iter, tol=tol)
 
 
@@ -104,33 +180,19 @@ def _lloyd(
     tol: float,
     x_squared_norms: NDArrayFloat | None = None,
 ) -> LloydResult:
-    """Kernel of :func:`lloyd`. Prior validation of data is assumed."""
+    """Kernel of :func:`lloyd` (coordinates): the one loop with a coordinate step. Prior validation is assumed."""
     if x_squared_norms is None:
         x_squared_norms = row_norms_squared(X)
     tol_scaled = float(tol * np.mean(np.var(X, axis=0))) if tol > 0 else 0.0
-    labels_old = np.full(X.shape[0], -1, dtype=np.int64)
-    converged = False
-    n_iter = 0
-    while n_iter < max_iter:
-        n_iter += 1
-        labels, _ = assign_to_nearest(X, centers, x_squared_norms=x_squared_norms)
-        new_centers = _weighted_means(X, labels, weights, centers)
-        shift = float(np.sum((new_centers - centers) ** 2))
-        centers = new_centers
-        if np.array_equal(labels, labels_old):
-            converged = True
-            break
-        labels_old = labels
-        if shift <= tol_scaled:
-            converged = True
-            break
-    labels, mind = assign_to_nearest(X, centers, x_squared_norms=x_squared_norms)
+    step = _CoordinateStep(X, centers, weights, x_squared_norms)
+    n_iter, converged, _ = lloyd_loop(step, None, max_iter=max_iter, tol=tol_scaled, keep_history=False)
+    labels, mind = assign_to_nearest(X, step.centers, x_squared_norms=x_squared_norms)
     return LloydResult(
-        centers=centers,
         labels=labels,
-        inertia=float(weights @ mind),
         n_iter=n_iter,
         converged=converged,
+        centers=step.centers,
+        inertia=float(weights @ mind),
     )
 
 
@@ -176,18 +238,32 @@ class KMeans:
         self.random_state = random_state
 
     def fit(self, X, sample_weight=None) -> KMeans:
-        """Cluster ``X``; returns ``self``."""
+        """Cluster ``X``.
+
+        Parameters
+        ----------
+        X : array-like of shape (n_samples, n_features)
+            The points.
+        sample_weight : array-like of shape (n_samples,), default=None
+            Non-negative weights (ones when ``None``).
+
+        Returns
+        -------
+        KMeans
+            ``self``, fitted.
+        """
         X = check_array(X)
         k = check_n_clusters(self.n_clusters, X.shape[0])
         weights = check_sample_weight(sample_weight, X.shape[0])
-        if self.n_init < 1:
-            raise ValueError(f"n_init={self.n_init} should be >= 1.")
+        n_init = check_scalar(self.n_init, "n_init", "int", min_val=1)
+        max_iter = check_scalar(self.max_iter, "max_iter", "int", min_val=1)
+        tol = check_scalar(self.tol, "tol", "real", min_val=0.0)
         rng = check_random_state(self.random_state)
         norms = row_norms_squared(X)
         runs = []
-        for _ in range(self.n_init):
+        for _ in range(n_init):
             seeds = _kmeans_plusplus(X, k, weights, rng, x_squared_norms=norms)
-            result = _lloyd(X, X[seeds].copy(), weights, max_iter=self.max_iter, tol=self.tol, x_squared_norms=norms)
+            result = _lloyd(X, X[seeds].copy(), weights, max_iter=max_iter, tol=tol, x_squared_norms=norms)
             runs.append((result.inertia, len(runs), result, seeds))
         _, _, best, best_seeds = min(runs, key=lambda run: run[:2])
         self.cluster_centers_ = best.centers
@@ -198,7 +274,18 @@ class KMeans:
         return self
 
     def predict(self, X) -> NDArrayInt:
-        """Index of the nearest learned centre for each row of ``X``."""
+        """Index of the nearest learned centre for each row of ``X``.
+
+        Parameters
+        ----------
+        X : array-like of shape (n_samples, n_features)
+            Points to assign.
+
+        Returns
+        -------
+        ndarray of int64, shape (n_samples,)
+        """
+        check_is_fitted(self, "cluster_centers_")
         X = check_array(X)
         if X.shape[1] != self.cluster_centers_.shape[1]:
             raise ValueError(
@@ -206,6 +293,3 @@ class KMeans:
             )
         return assign_to_nearest(X, self.cluster_centers_)[0]
 
-    def fit_predict(self, X, sample_weight=None) -> NDArrayInt:
-        """Fit and return ``labels_``."""
-        return self.fit(X, sample_weight=sample_weight).labels_

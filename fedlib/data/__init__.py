@@ -12,15 +12,12 @@ from fedlib.data._partition import (
     subsample_indices,
 )
 from fedlib.data._registry import ChecksumError, DataUnavailableError, fetch, registry
-from fedlib.data._specs import MUFC_DATASETS, DatasetSpec
 from fedlib.data._synthetic import make_blobs, make_mufc_gaussian, make_standin, scale_max_abs
 
 __all__ = [
-    "MUFC_DATASETS",
     "ChecksumError",
     "DataUnavailableError",
     "Dataset",
-    "DatasetSpec",
     "available",
     "client_cluster_counts",
     "fetch",

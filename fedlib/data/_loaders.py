@@ -16,6 +16,7 @@ from fedlib._validation import check_random_state
 from fedlib.data._dataset import Dataset
 from fedlib.data._registry import DataUnavailableError, fetch
 from fedlib.data._synthetic import make_blobs, make_mufc_gaussian, make_standin, scale_max_abs
+from fedlib.papers.datasets import STANDIN_SHAPES
 
 
 class _NumpyOnlyUnpickler(pickle.Unpickler):
@@ -172,16 +173,6 @@ _GENERATED: dict[str, Callable[[SeedLike], Dataset]] = {
     "tmi_standin": lambda rs: make_standin("TMI", random_state=rs),
 }
 
-# Stand-in shapes for real files that cannot be had: (n_clusters, cluster sizes, n_features).
-_STANDIN_SHAPES: dict[str, tuple[str, tuple[int, ...], int]] = {
-    "celltype": ("Celltype", (6506, 2328, 2201, 974), 10),
-    "covtype": ("Covtype", (3742, 3105, 2873, 2307, 1482, 886, 725), 52),
-    "mnist_test": ("MNIST test", (980, 1135, 1032, 1010, 982, 892, 958, 1028, 974, 1009), 784),
-    "femnist_sample": ("FEMNIST (LEAF sample)", (264,) * 61 + (289,), 784),
-    "postures_partial": ("Postures (partial)", (3359, 3359, 3359), 15),
-}
-
-
 def available() -> list[str]:
     """Names accepted by :func:`load`."""
     return sorted([*_LOADERS, *_GENERATED])
@@ -221,7 +212,7 @@ def load_or_standin(name: str, *, random_state: SeedLike = 0) -> Dataset:
     key = name.lower()
     if key == "tinyshakespeare":
         return _text_standin(random_state)
-    title, sizes, n_features = _STANDIN_SHAPES[key]
+    title, sizes, n_features = STANDIN_SHAPES[key]
     X, y = make_blobs(sizes, n_features, random_state=random_state)
     return Dataset(
         name=f"{title} (stand-in)",

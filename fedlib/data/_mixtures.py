@@ -3,23 +3,15 @@
 from __future__ import annotations
 
 import math
-import numbers
 
 import numpy as np
 
 from fedlib._typing import SeedLike
-from fedlib._validation import check_random_state
+from fedlib._validation import check_random_state, check_scalar
 from fedlib.data._dataset import Dataset
+from fedlib.data._synthetic import make_blobs
 
 _CONSTRUCTIONS = ("disjoint", "all_rotations")
-
-
-def _check_positive_int(value, name: str) -> int:
-    if not isinstance(value, numbers.Integral) or isinstance(value, bool):
-        raise TypeError(f"{name} must be an int, not {type(value).__name__}.")
-    if value < 1:
-        raise ValueError(f"{name}={value} should be >= 1.")
-    return int(value)
 
 
 def make_gaussian_mixture(
@@ -79,25 +71,20 @@ def make_gaussian_mixture(
     >>> ds.X.shape, np.bincount(ds.y).tolist()
     ((1000, 20), [250, 250, 250, 250])
     """
-    n_samples = _check_positive_int(n_samples, "n_samples")
-    n_features = _check_positive_int(n_features, "n_features")
-    n_clusters = _check_positive_int(n_clusters, "n_clusters")
+    n_samples = check_scalar(n_samples, "n_samples", "int", min_val=1)
+    n_features = check_scalar(n_features, "n_features", "int", min_val=1)
+    n_clusters = check_scalar(n_clusters, "n_clusters", "int", min_val=1)
     if n_samples < n_clusters:
         raise ValueError(f"n_samples={n_samples} should be >= n_clusters={n_clusters} (every component non-empty).")
-    sigma = float(cluster_std)
-    if not (np.isfinite(sigma) and sigma > 0):
+    sigma = check_scalar(cluster_std, "cluster_std", "real", min_val=0.0, include_min=False)
+    if not np.isfinite(sigma):
         raise ValueError(f"cluster_std={cluster_std} should be finite and > 0.")
     low, high = (float(v) for v in center_box)
-    if not (np.isfinite(low) and np.isfinite(high) and low < high):
-        raise ValueError(f"center_box must satisfy low < high, got low={low}, high={high}.")
-    rng = check_random_state(random_state)
-    centers = rng.uniform(low, high, size=(n_clusters, n_features))
     base, extra = divmod(n_samples, n_clusters)
     sizes = base + (np.arange(n_clusters) < extra)
-    y = np.repeat(np.arange(n_clusters, dtype=np.int64), sizes)
-    X = centers[y] + rng.normal(0.0, sigma, size=(n_samples, n_features))
-    order = rng.permutation(n_samples)
-    X, y = X[order], y[order]
+    X, y, centers = make_blobs(
+        sizes, n_features, cluster_std=sigma, center_box=(low, high), random_state=random_state, return_centers=True
+    )
     # SecFC §5.1: "the ground truth label ... is the index of the closest center"
     # (one pass per centre, by differences rather than the expanded form, so that near-ties are decided exactly)
     d2 = np.empty((n_samples, n_clusters))

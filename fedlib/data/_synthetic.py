@@ -5,9 +5,9 @@ from __future__ import annotations
 import numpy as np
 
 from fedlib._typing import SeedLike
-from fedlib._validation import check_random_state
+from fedlib._validation import check_random_state, check_scalar
 from fedlib.data._dataset import Dataset
-from fedlib.data._specs import MUFC_DATASETS
+from fedlib.papers.mufc import DATASET_SPECS
 
 
 def scale_max_abs(X: np.ndarray) -> np.ndarray:
@@ -25,22 +25,62 @@ def make_blobs(
     n_features: int,
     *,
     cluster_std: float = 0.15,
+    center_box: tuple[float, float] = (0.0, 1.0),
     random_state: SeedLike = None,
-) -> tuple[np.ndarray, np.ndarray]:
-    """Isotropic Gaussian clusters with given sizes; centres uniform in the unit cube.
+    return_centers: bool = False,
+):
+    """Isotropic Gaussian clusters with given sizes: the one Gaussian-mixture generator of fedlib.
 
-    Rows are shuffled. Returns ``(X, y)`` with ``y`` the generating component.
+    Centres are drawn uniformly in ``center_box^d``, then cluster ``h`` gets
+    ``cluster_sizes[h]`` points ``centre_h + N(0, cluster_std² I)``, and the rows
+    are shuffled. MUFC's Gaussian data (:func:`make_mufc_gaussian`), SecFC's
+    mixture (:func:`make_gaussian_mixture`), the labelled stand-ins and the
+    tests all draw from here.
+
+    Parameters
+    ----------
+    cluster_sizes : sequence of int
+        Points per cluster, each >= 1.
+    n_features : int
+        ``d``.
+    cluster_std : float, default=0.15
+        Standard deviation of every coordinate.
+    center_box : tuple of float, default=(0.0, 1.0)
+        Bounds of the uniform distribution of each centre coordinate.
+    random_state : int, Generator or None
+        Pass an int for reproducible output across multiple function calls.
+    return_centers : bool, default=False
+        Also return the centres.
+
+    Returns
+    -------
+    X : ndarray of shape (sum(cluster_sizes), n_features)
+    y : ndarray of int64
+        Generating cluster of each row.
+    centers : ndarray of shape (len(cluster_sizes), n_features)
+        Only with ``return_centers=True``.
+
+    Examples
+    --------
+    >>> X, y = make_blobs((3, 2), 4, random_state=0)
+    >>> X.shape, np.bincount(y).tolist()
+    ((5, 4), [3, 2])
     """
-    rng = check_random_state(random_state)
-    sizes = np.asarray(cluster_sizes, dtype=np.int64)
-    if sizes.ndim != 1 or sizes.size < 1 or np.any(sizes < 1):
+    sizes = np.asarray(cluster_sizes)
+    if sizes.ndim != 1 or sizes.size < 1 or not np.issubdtype(sizes.dtype, np.integer) or np.any(sizes < 1):
         raise ValueError(f"cluster_sizes must be positive integers, got {cluster_sizes!r}.")
-    if n_features < 1:
-        raise ValueError(f"n_features={n_features} should be >= 1.")
-    centers = rng.uniform(0.0, 1.0, size=(sizes.size, n_features))
-    y = np.repeat(np.arange(sizes.size), sizes)
+    n_features = check_scalar(n_features, "n_features", "int", min_val=1)
+    cluster_std = check_scalar(cluster_std, "cluster_std", "real", min_val=0.0, include_min=False)
+    low, high = (check_scalar(v, "center_box", "real") for v in center_box)
+    if not (np.isfinite(low) and np.isfinite(high) and low < high):
+        raise ValueError(f"center_box must satisfy low < high, got low={low}, high={high}.")
+    rng = check_random_state(random_state)
+    centers = rng.uniform(low, high, size=(sizes.size, n_features))
+    y = np.repeat(np.arange(sizes.size, dtype=np.int64), sizes)
     X = centers[y] + rng.normal(0.0, cluster_std, size=(y.size, n_features))
     order = rng.permutation(y.size)
+    if return_centers:
+        return X[order], y[order], centers
     return X[order], y[order]
 
 
@@ -87,11 +127,11 @@ def make_standin(name: str, *, random_state: SeedLike = 0, cluster_std: float = 
     Parameters
     ----------
     name : str
-        A key of :data:`fedlib.data.MUFC_DATASETS`, e.g. ``"TCGA"`` or ``"TMI"``.
+        A key of :data:`fedlib.papers.mufc.DATASET_SPECS`, e.g. ``"TCGA"`` or ``"TMI"``.
     """
-    if name not in MUFC_DATASETS:
-        raise KeyError(f"no published shape for {name!r}; known: {sorted(MUFC_DATASETS)}.")
-    spec = MUFC_DATASETS[name]
+    if name not in DATASET_SPECS:
+        raise KeyError(f"no published shape for {name!r}; known: {sorted(DATASET_SPECS)}.")
+    spec = DATASET_SPECS[name]
     sizes = spec.cluster_sizes
     if sizes is None:  # sizes not published: spread n as evenly as possible
         base, extra = divmod(spec.n_samples, spec.n_clusters)

@@ -1,1 +1,12 @@
-"""Experiment drivers shared by chapters and benchmarks: data preparation and repeated runs, no algorithms."""
+"""Experiment drivers shared by chapters and benchmarks: data preparation and repeated runs, no algorithms.
+
+- :mod:`fedlib.experiments.mufc`: MUFC's datasets, Tables 1-2 trials, removal sequences.
+- :mod:`fedlib.experiments.secfc`: SecFC's Tables 1-3 trials, exactness runs, timing sweeps.
+- :func:`verdict`: the one rule by which every chapter compares its mean ± std with a paper's.
+
+Drivers import only public names of the library.
+"""
+
+from fedlib.experiments._verdict import verdict
+
+__all__ = ["verdict"]

@@ -12,7 +12,7 @@ import pandas as pd
 
 from fedlib._typing import SeedLike
 from fedlib._validation import check_random_state
-from fedlib.cluster import DCKMeans, KMeans, kfed
+from fedlib.cluster import KFED, KMeans
 from fedlib.data import (
     Dataset,
     load_or_standin,
@@ -22,7 +22,6 @@ from fedlib.data import (
     scale_max_abs,
     subsample_indices,
 )
-from fedlib.experiments._verdict import verdict
 from fedlib.papers import mufc as paper
 from fedlib.secagg import (
     dense_secure_sum_bits,
@@ -32,7 +31,7 @@ from fedlib.secagg import (
     scma_params,
     zero_sum_masks,
 )
-from fedlib.unlearn import MUFC
+from fedlib.unlearn import MUFC, DCKMeans
 
 #: fedlib.data names of the seven datasets of MUFC Table 1.
 SOURCES = {
@@ -150,28 +149,34 @@ def _one_trial(
             server_n_init=server_n_init,
             random_state=seed,
         ).fit(problem.X, problem.parts)
-        rows.append(("MUFC", trial, mufc.federated_loss()))
+        rows.append(("MUFC", trial, mufc.federated_loss_))
     if "K-FED" in methods:
-        k_fed = kfed(problem.X, problem.parts, problem.n_clusters, random_state=seed)
-        rows.append(("K-FED", trial, k_fed.federated_loss))
+        k_fed = KFED(problem.n_clusters, random_state=seed).fit(problem.X, problem.parts)
+        rows.append(("K-FED", trial, k_fed.federated_loss_))
     if "DC-KM" in methods:
         dc = DCKMeans(problem.n_clusters, root_n_init=server_n_init, random_state=seed).fit(problem.X, problem.parts)
-        rows.append(("DC-KM", trial, dc.federated_loss()))
+        rows.append(("DC-KM", trial, dc.federated_loss_))
     return rows
 
 
-def compare(ours: tuple[float, float], published: tuple[float, float], *, slack: float = 0.02) -> str:
-    """Verdict for a mean ± std against the paper's mean ± std.
+#: Slack of :func:`fedlib.experiments.verdict` for loss ratios: the paper rounds to two decimals.
+VERDICT_SLACK = 0.02
 
-    "matches" when the means differ by at most two combined standard deviations
-    plus ``slack`` (the paper rounds to two decimals); otherwise "lower" or "higher".
-    """
-    return verdict(ours, published, slack=slack)
+
+@dataclass(frozen=True)
+class SCMARoundCost:
+    """Bits per client and seconds of one SCMA round (:func:`scma_round_cost`)."""
+
+    scma_bits: int  #: SCMA message per client, 2KL ceil(log2 p)
+    dense_bits: int  #: a masked dense vector per client, B^d ceil(log2(n+1))
+    prime_bits: int  #: ceil(log2 p)
+    encode_seconds: float  #: all clients, one after another
+    decode_seconds: float  #: the server's Berlekamp-Massey, roots and magnitudes
 
 
 def scma_round_cost(
     *, n_clients: int, n_clusters: int, n_bins: int, n_samples: int, random_state: SeedLike = None
-) -> dict[str, float]:
+) -> SCMARoundCost:
     """Bits and seconds of one SCMA round on random sparse client vectors (MUFC App. C).
 
     Every client puts its ``n_samples / n_clients`` points in ``n_clusters`` random
@@ -198,14 +203,14 @@ def scma_round_cost(
         for j, q in v.items():
             expected[j] = expected.get(j, 0) + q
     if decoded != dict(sorted(expected.items())):
-        raise AssertionError("SCMA decoded a different sum than the plain sum")  # never expected
-    return {
-        "scma_bits": params.message_bits,
-        "dense_bits": dense_secure_sum_bits(params),
-        "prime_bits": params.element_bits,
-        "encode_seconds": encode,
-        "decode_seconds": decode,
-    }
+        raise RuntimeError("SCMA decoded a different sum than the plain sum")  # a bug if it ever fires
+    return SCMARoundCost(
+        scma_bits=params.message_bits,
+        dense_bits=dense_secure_sum_bits(params),
+        prime_bits=params.element_bits,
+        encode_seconds=encode,
+        decode_seconds=decode,
+    )
 
 
 @dataclass(frozen=True)
@@ -239,24 +244,28 @@ class RemovalRun:
 
 
 def _pick_removal(model: MUFC, kind: str, rng: np.random.Generator) -> tuple[int, int]:
-    """Client and row id of the next removal: random (MUFC Sec. 6) or adversarial (guide, ambiguity 11)."""
+    """Client and row id of the next removal: random (MUFC Sec. 6) or adversarial (MUFC Fig. 3(e)).
+
+    Random: a client uniformly among those with more than K points (MUFC
+    re-draws the others), then one of its points. Adversarial: the point that
+    contributes most to the objective (farthest from its induced centre) among
+    the clients with more than K points.
+    """
+    sizes = np.array([model.client_size(c) for c in range(model.n_clients_)])
+    eligible = np.flatnonzero(sizes > model.n_clusters)
+    if eligible.size == 0:
+        raise ValueError(f"no client holds more than K={model.n_clusters} points; nothing can be removed.")
     if kind == "random":
-        # a client uniformly among those with more than K points (MUFC re-draws the others), then a point
-        eligible = [c for c in range(model.n_clients) if len(model.client_ids(c)) > model.n_clusters]
-        if not eligible:
-            raise ValueError(f"no client holds more than K={model.n_clusters} points; nothing can be removed.")
-        client = eligible[int(rng.integers(len(eligible)))]
+        client = int(eligible[int(rng.integers(eligible.size))])
         return client, int(rng.choice(model.client_ids(client)))
     ids, labels = model.induced_labels()
     _, X = model.remaining_data()
-    d2 = np.einsum("ij,ij->i", X - model.server_centers_[labels], X - model.server_centers_[labels])
-    for row in np.argsort(-d2):  # the point that contributes most to the objective
-        target = int(ids[row])
-        for client in range(model.n_clients):
-            held = model.client_ids(client)
-            if target in set(held.tolist()) and len(held) > model.n_clusters:
-                return client, target
-    raise ValueError("no client has more than K points left to remove from.")
+    owner = np.repeat(np.arange(model.n_clients_), sizes)  # induced_labels lists clients in order
+    diff = X - model.server_centers_[labels]
+    d2 = np.einsum("ij,ij->i", diff, diff)
+    d2[~np.isin(owner, eligible)] = -np.inf
+    row = int(np.argmax(d2))  # the first of the largest, as a stable descending sort would pick
+    return int(owner[row]), int(ids[row])
 
 
 def removal_run(
@@ -303,11 +312,11 @@ def removal_run(
                     "seconds": report.seconds,
                     "reseeded": bool(report.clients_reseeded),
                     "server refit": report.server_refit,
-                    "loss ratio": model.federated_loss() / problem.phi_star,
+                    "loss ratio": model.federated_loss_ / problem.phi_star,
                 }
             )
             if r in timing_rounds:
-                parts = [model.client_ids(c) for c in range(model.n_clients)]
+                parts = [model.client_ids(c) for c in range(model.n_clients_)]
                 parts = [p for p in parts if len(p)]
                 remaining = np.concatenate(parts)
                 position = np.empty(len(problem.X), dtype=np.int64)
@@ -339,7 +348,7 @@ def dckm_removal_seconds(
     with _duplicate_points_tolerated():
         model.fit(problem.X, problem.parts)
         return np.array(
-            [model.remove(int(c), [int(i)]) for c, i in zip(removals["client"], removals["id"], strict=True)]
+            [model.remove(int(c), [int(i)]).seconds for c, i in zip(removals["client"], removals["id"], strict=True)]
         )
 
 

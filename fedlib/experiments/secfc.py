@@ -4,15 +4,16 @@ from __future__ import annotations
 
 import math
 import time
+from dataclasses import dataclass
 
 import numpy as np
 import pandas as pd
 from threadpoolctl import threadpool_limits
 
 from fedlib._progress import progress
-from fedlib.cluster import SecFC, centralized_lloyd, clustering_accuracy, default_colluders, kfed
-from fedlib.cluster._distance_lloyd import PlainIntegerDistances
-from fedlib.cluster._secfc import CodedDistances
+from fedlib._typing import SeedLike
+from fedlib._validation import check_random_state
+from fedlib.cluster import KFED, PlainIntegerDistances, centralized_lloyd, clustering_accuracy
 from fedlib.data import (
     Dataset,
     iid_partition,
@@ -24,18 +25,30 @@ from fedlib.data import (
 from fedlib.experiments._verdict import verdict
 from fedlib.field import LagrangeCode, lagrange_basis, to_field
 from fedlib.papers import secfc as paper
-from fedlib.secagg import share_points
+from fedlib.secagg import CodedDistances, SecFC, default_colluders, share_points
+
+#: Slack of :func:`fedlib.experiments.verdict` for accuracies, in percentage points (the paper rounds to 0.1).
+VERDICT_SLACK = 1.0
+
+
+def _base_seed(random_state: SeedLike) -> int:
+    """An int seed from which run ``r`` derives ``seed + r``: the int itself, or one drawn from a generator."""
+    if isinstance(random_state, (int, np.integer)) and not isinstance(random_state, bool):
+        return int(random_state)
+    return int(check_random_state(random_state).integers(2**31))
 
 METHODS = ("Centralized Lloyd", "SecFC", "k-FED")
 
 
-def gaussian_problem(n_clusters: int, sigma: float, *, n_samples: int | None = None, random_state: int = 0) -> Dataset:
+def gaussian_problem(
+    n_clusters: int, sigma: float, *, n_samples: int | None = None, random_state: SeedLike = 0
+) -> Dataset:
     """SecFC Sec. 5.1's mixture: ``k`` Gaussians in ``d = 100``, centres uniform in [-10, 10]^d, std ``sigma``."""
     m = paper.GAUSSIAN_SETTINGS[n_clusters]["n_samples"] if n_samples is None else n_samples
     return make_gaussian_mixture(int(m), paper.N_FEATURES, n_clusters, cluster_std=sigma, random_state=random_state)
 
 
-def rotated_mnist(digit: int, *, random_state: int = 0) -> Dataset:
+def rotated_mnist(digit: int, *, random_state: SeedLike = 0) -> Dataset:
     """SecFC Sec. 5.2: the MNIST test images of ``digit`` in four disjoint groups rotated by 0/90/180/270 degrees."""
     return rotated_digit(load_or_standin("mnist_test"), digit, construction="disjoint", random_state=random_state)
 
@@ -46,12 +59,13 @@ def accuracy_trials(
     n_clients: int,
     k_primes,
     n_runs: int,
-    seed: int = 0,
+    random_state: SeedLike = 0,
     methods=METHODS,
 ) -> pd.DataFrame:
     """Accuracy of centralized Lloyd, SecFC and k-FED over ``n_runs`` runs (SecFC Tables 1-3).
 
-    Run ``r`` uses seed ``seed + r`` for the initialisation and for the
+    Run ``r`` uses seed ``s + r`` (``s = random_state`` when it is an int, else
+    an int drawn from it) for the initialisation and for the
     partition of every ``k'``, so the three methods share their randomness.
     Centralized Lloyd ignores the partition and is run once per run. SecFC
     runs on every ``k'`` partition (decoding from the minimum ``2ℓ+2t-1``
@@ -63,6 +77,7 @@ def accuracy_trials(
     """
     X, y = dataset.X, dataset.y
     k = int(dataset.n_clusters)
+    seed = _base_seed(random_state)
     rows = []
     t = default_colluders(n_clients)
     with threadpool_limits(1):
@@ -93,17 +108,12 @@ def accuracy_trials(
                     )  # fmt: skip
                 if "k-FED" in methods:
                     start = time.perf_counter()
-                    fit = kfed(X, parts, k, n_local_clusters=k_prime, server_max_iter=300, random_state=run_seed)
+                    fit = KFED(k, n_local_clusters=k_prime, server_max_iter=300, random_state=run_seed).fit(X, parts)
                     seconds = time.perf_counter() - start
-                    rows.append(("k-FED", k_prime, run, 100 * clustering_accuracy(y, fit.labels), 0, np.nan, seconds))
+                    rows.append(("k-FED", k_prime, run, 100 * clustering_accuracy(y, fit.labels_), 0, np.nan, seconds))
     frame = pd.DataFrame(rows, columns=["method", "k'", "run", "accuracy", "iterations", "identical", "seconds"])
     frame.insert(0, "dataset", dataset.name)
     return frame
-
-
-def compare(ours: tuple[float, float], published: tuple[float, float], *, slack: float = 1.0) -> str:
-    """Verdict for an accuracy mean ± std (%) against the paper's; ``slack`` in percentage points."""
-    return verdict(ours, published, slack=slack)
 
 
 def beside_paper(trials: pd.DataFrame, published: paper.Table, key: int) -> pd.DataFrame:
@@ -118,7 +128,7 @@ def beside_paper(trials: pd.DataFrame, published: paper.Table, key: int) -> pd.D
                 "k'": int(k_prime),
                 "ours": paper.paper_cell(ours),
                 "paper": paper.paper_cell(theirs),
-                "verdict": compare(ours, theirs),
+                "verdict": verdict(ours, theirs, slack=VERDICT_SLACK),
                 "runs": len(group),
             }
         )
@@ -131,13 +141,14 @@ def wide_table(side_by_side: pd.DataFrame) -> pd.DataFrame:
     return cells.pivot(index="method", columns="k'", values="cell").reindex(list(METHODS))
 
 
-def exactness_runs(X, n_clusters: int, configurations, *, seed: int = 0) -> pd.DataFrame:
+def exactness_runs(X, n_clusters: int, configurations, *, random_state: SeedLike = 0) -> pd.DataFrame:
     """SecFC against exact Lloyd on the quantized data, for several ``(n, ℓ, t, responders)`` (SecFC Theorem 1).
 
     Every round decodes from a fresh random subset of responding clients.
     Reports, per configuration, whether the clusterings agree at every
     iteration and whether every decoded distance matrix equals the plaintext one.
     """
+    seed = _base_seed(random_state)
     rows = []
     reference_cache: dict[float, object] = {}
     with threadpool_limits(1):
@@ -193,7 +204,7 @@ def float_vs_quantized(X, y, n_clusters: int, scales, *, seeds=(0,)) -> pd.DataF
     return pd.DataFrame(rows)
 
 
-def timing_sweep(parameter: str, values, *, repeats: int = 1, seed: int = 0) -> pd.DataFrame:
+def timing_sweep(parameter: str, values, *, repeats: int = 1, random_state: SeedLike = 0) -> pd.DataFrame:
     """Per-iteration SecFC times against one parameter (Figure 1 of SecFC), the others at the paper's defaults.
 
     ``parameter`` is ``"n_clients"``, ``"n_features"`` or ``"n_samples"``. Defaults:
@@ -205,6 +216,7 @@ def timing_sweep(parameter: str, values, *, repeats: int = 1, seed: int = 0) -> 
     """
     if parameter not in ("n_clients", "n_features", "n_samples"):
         raise ValueError(f"parameter must be n_clients, n_features or n_samples, got {parameter!r}.")
+    seed = _base_seed(random_state)
     rows = []
     with threadpool_limits(1):
         for value in progress(list(values), desc=parameter, leave=False):
@@ -219,7 +231,7 @@ def timing_sweep(parameter: str, values, *, repeats: int = 1, seed: int = 0) -> 
                 model = SecFC(k, n_colluders=t, n_responders=2 * t + 1, random_state=seed + rep).fit(data.X, parts)
                 lloyd_rounds = model.client_seconds_[model.n_seed_rounds_ :]
                 start = time.perf_counter()
-                kfed(data.X, parts, k, n_local_clusters=k, server_max_iter=300, random_state=seed + rep)
+                KFED(k, n_local_clusters=k, server_max_iter=300, random_state=seed + rep).fit(data.X, parts)
                 kfed_seconds = time.perf_counter() - start
                 samples.append(
                     (
@@ -246,7 +258,21 @@ def timing_sweep(parameter: str, values, *, repeats: int = 1, seed: int = 0) -> 
     return pd.DataFrame(rows)
 
 
-def worked_example(*, prime: int = 8191, random_state: int = 0) -> dict[str, object]:
+@dataclass(frozen=True)
+class WorkedExample:
+    """One SecFC round small enough to read (:func:`worked_example`)."""
+
+    code: LagrangeCode  #: n = 5 clients, ℓ = 1, t = 2
+    points: pd.DataFrame  #: the quantized points and their clusters
+    encoding_row: list[int]  #: client 1's row of the encoding matrix (Lagrange basis at α_1)
+    shares: pd.DataFrame  #: every point's share at every client
+    weights: pd.DataFrame  #: the decoding weights of one responding set
+    distances: pd.DataFrame  #: client 1's coded d̃, the decoded d', the plaintext d' and d = d'/|S_h|²
+    decoded_equals_plaintext: bool
+    coded_centres: np.ndarray  #: (n, k, d) each client's coded centre sums
+
+
+def worked_example(*, prime: int = 8191, random_state: SeedLike = 0) -> WorkedExample:
     """A hand-sized SecFC round: 4 points in 2-D, n = 5 clients, ℓ = 1, t = 2, in GF(8191).
 
     Returns the public points, the shares of every point, one client's coded
@@ -259,7 +285,7 @@ def worked_example(*, prime: int = 8191, random_state: int = 0) -> dict[str, obj
     q = code.prime
     shares = share_points(code, to_field(X_int, q), random_state=random_state)  # (n, m, d)
     sizes = np.bincount(labels, minlength=2)
-    clients = CodedDistances(code, shares, n_responders=5, rng=np.random.default_rng(random_state))
+    clients = CodedDistances(code, shares, n_responders=5, rng=check_random_state(random_state))
     coded = np.stack([clients.client_response(j, labels, 2) for j in range(5)])  # (n, m, k)
     coded_centres = np.stack([[shares[j][labels == h].sum(axis=0) % q for h in range(2)] for j in range(5)])
     responders = [4, 0, 2, 3, 1]
@@ -289,14 +315,13 @@ def worked_example(*, prime: int = 8191, random_state: int = 0) -> dict[str, obj
             "weight w_r": weights.tolist(),
         }
     )
-    basis = lagrange_basis(code.betas, [code.alphas[0]], q)[0]
-    return {
-        "code": code,
-        "points": point_table,
-        "encoding row of client 1": basis,
-        "shares": share_table,
-        "weights": weight_table,
-        "distances": distance_table,
-        "decoded equals plaintext": bool(np.array_equal(decoded, plain)),
-        "coded centres": coded_centres,
-    }
+    return WorkedExample(
+        code=code,
+        points=point_table,
+        encoding_row=lagrange_basis(code.betas, [code.alphas[0]], q)[0],
+        shares=share_table,
+        weights=weight_table,
+        distances=distance_table,
+        decoded_equals_plaintext=bool(np.array_equal(decoded, plain)),
+        coded_centres=coded_centres,
+    )

@@ -1,5 +1,15 @@
-"""Exact arithmetic over prime fields GF(p): int64 arrays for p < 2**50, polynomials over Python ints, decoding."""
+"""Exact arithmetic over prime fields GF(p), the lowest layer of every secure protocol in fedlib.
 
+- :class:`PrimeField`, the one entry point: int64 arrays for p < 2**50 (float-assisted
+  products at BLAS speed: :func:`mulmod`, :func:`matmul_mod`, :class:`LimbMatrix`),
+  Python integers in object arrays above (keys, 256-bit secrets).
+- The Lagrange basis (:func:`lagrange_basis`, :func:`barycentric_weights`) and the
+  Lagrange code (:class:`LagrangeCode`: LCC for SecFC, Shamir sharing with one segment).
+- Polynomials over Python ints and the power-sum (Reed-Solomon syndrome) decoder of MUFC's SCMA.
+- Primes, uniform field elements, fixed-point quantization into the field and an overflow detector.
+"""
+
+from fedlib.field._field import PrimeField
 from fedlib.field._int64 import (
     MAX_MODULUS,
     LimbMatrix,
@@ -10,7 +20,8 @@ from fedlib.field._int64 import (
     signed,
     sum_mod,
 )
-from fedlib.field._lagrange import SECFC_PRIME, LagrangeCode, determinant_mod, lagrange_basis
+from fedlib.field._interpolation import barycentric_weights, lagrange_basis
+from fedlib.field._lagrange import LagrangeCode, determinant_mod
 from fedlib.field._poly import (
     DecodingError,
     berlekamp_massey,
@@ -25,36 +36,26 @@ from fedlib.field._poly import (
     solve_transposed_vandermonde,
 )
 from fedlib.field._prime import check_prime, is_prime, next_prime, random_field_elements
-from fedlib.field._quantize import (
-    FieldOverflowError,
-    check_decoded,
-    check_scale,
-    distance_bound,
-    max_safe_scale,
-    quantize,
-    to_field,
-)
+from fedlib.field._quantize import FieldOverflowError, check_decoded, quantize, to_field
 
 __all__ = [
     "MAX_MODULUS",
-    "SECFC_PRIME",
     "DecodingError",
     "FieldOverflowError",
     "LagrangeCode",
     "LimbMatrix",
+    "PrimeField",
     "as_residues",
+    "barycentric_weights",
     "berlekamp_massey",
     "check_decoded",
     "check_modulus",
     "check_prime",
-    "check_scale",
     "decode_power_sums",
     "determinant_mod",
-    "distance_bound",
     "is_prime",
     "lagrange_basis",
     "matmul_mod",
-    "max_safe_scale",
     "mulmod",
     "next_prime",
     "poly_divmod",

@@ -52,8 +52,12 @@ def mulmod(a, b, q: int) -> np.ndarray:
     return np.mod(r, q)
 
 
-def _limbs(M: np.ndarray, bits: int) -> list[np.ndarray]:
-    """The ``bits``-bit limbs of residues ``M``, low first, as float64; high all-zero limbs are dropped."""
+def _split_limbs(M: np.ndarray, bits: int) -> list[np.ndarray]:
+    """The ``bits``-bit limbs of residues ``M``, low first, as float64; all-zero high limbs are dropped.
+
+    The one limb splitting of the library: :func:`matmul_mod` and
+    :class:`LimbMatrix` split both operands with it.
+    """
     top = int(M.max(initial=0))
     n_limbs = max(1, -(-top.bit_length() // bits))
     mask = (1 << bits) - 1
@@ -70,6 +74,23 @@ def matmul_mod(A, B, q: int) -> np.ndarray:
     limbs for an inner dimension of 100; a 0/1 matrix ``A``, such as a one-hot
     cluster membership, has a single 1-bit limb). The partial products are
     reduced and recombined with ``2**shift mod q``.
+
+    Parameters
+    ----------
+    A, B : array-like of int
+        Residue matrices of shapes ``(r, s)`` and ``(s, c)``.
+    q : int
+        A prime below 2**50.
+
+    Returns
+    -------
+    ndarray of int64, shape (r, c)
+
+    Examples
+    --------
+    >>> q = 2**50 - 27
+    >>> int(matmul_mod([[q - 1]], [[q - 1]], q)[0, 0])  # (-1)·(-1)
+    1
     """
     q = check_modulus(q)
     A = as_residues(A, q)
@@ -83,12 +104,7 @@ def matmul_mod(A, B, q: int) -> np.ndarray:
         )
     a_bits = min(_LIMB_BITS, max(1, int(A.max(initial=0)).bit_length()))
     b_bits = 52 - a_bits - A.shape[1].bit_length()  # inner * 2**a_bits * 2**b_bits <= 2**52
-    LA, LB = _limbs(A, a_bits), _limbs(B, b_bits)
-    out = np.zeros((A.shape[0], B.shape[1]), dtype=np.int64)
-    for s, La in enumerate(LA):
-        for r, Lb in enumerate(LB):
-            out += _scaled_block(La @ Lb, a_bits * s + b_bits * r, q)  # <= 9 terms < q: no overflow
-    return np.mod(out, q)
+    return LimbMatrix._from_residues(B, q, b_bits).left_mul(A)
 
 
 def _scaled_block(product: np.ndarray, shift: int, q: int) -> np.ndarray:
@@ -128,15 +144,24 @@ class LimbMatrix:
     """
 
     def __init__(self, X, q: int, *, bits: int = 25) -> None:
-        self.q = check_modulus(q)
-        X = as_residues(X, self.q)
+        q = check_modulus(q)
+        X = as_residues(X, q)
         if X.ndim != 2:
             raise ValueError(f"X must be 2-D, got shape {X.shape}.")
+        self._init(X, q, bits)
+
+    @classmethod
+    def _from_residues(cls, X: np.ndarray, q: int, bits: int) -> LimbMatrix:
+        """Build from an already checked 2-D residue matrix (no second scan of the data)."""
+        out = cls.__new__(cls)
+        out._init(X, q, bits)
+        return out
+
+    def _init(self, X: np.ndarray, q: int, bits: int) -> None:
+        self.q = q
         self.shape = X.shape
         self.bits = bits
-        mask = (1 << bits) - 1
-        n_limbs = -(-max(1, self.q.bit_length()) // bits)
-        self.limbs = [((X >> (bits * r)) & mask).astype(np.float64) for r in range(n_limbs)]
+        self.limbs = _split_limbs(X, bits)
 
     def _product(self, A, inner: int, transposed: bool) -> np.ndarray:
         q = self.q
@@ -145,7 +170,7 @@ class LimbMatrix:
         if a_bits < 1:
             raise ValueError(f"inner dimension {inner} too large for exact {self.bits}-bit limb products.")
         out = np.zeros((A.shape[0], self.shape[0] if transposed else self.shape[1]), dtype=np.int64)
-        for s, La in enumerate(_limbs(A, a_bits)):
+        for s, La in enumerate(_split_limbs(A, a_bits)):
             for r, Lx in enumerate(self.limbs):
                 out += _scaled_block(La @ (Lx.T if transposed else Lx), a_bits * s + self.bits * r, q)
         return np.mod(out, q)

@@ -1,4 +1,4 @@
-"""Lagrange coded computing over GF(q) (Yu et al., AISTATS 2019), as SecFC uses it (SecFC Sec. 4.1, Eq. (2)).
+"""Lagrange coded computing over GF(p) (Yu et al., AISTATS 2019), as SecFC uses it (SecFC Sec. 4.1, Eq. (2)).
 
 A secret is cut into ``ℓ`` segments ``x_1..x_ℓ``; with ``t`` uniformly random
 masks ``z_{ℓ+1}..z_{ℓ+t}`` they define the polynomial ``f`` of degree at most
@@ -7,59 +7,39 @@ Client ``j`` receives the share ``f(α_j)``. Any polynomial ``g`` of degree
 ``deg`` applied to shares gives evaluations of ``g∘f``, of degree
 ``(ℓ+t-1)·deg``, so ``(ℓ+t-1)·deg + 1`` responses determine it and its values at
 the ``β_u``, the results on the secret segments. For SecFC's squared distances
-``deg = 2`` and the recovery threshold is ``2ℓ+2t-1`` (SecFC Theorem 1).
+``deg = 2`` and the recovery threshold is ``2ℓ+2t-1`` (SecFC Theorem 1). With
+one segment and ``t`` masks this is Shamir's ``(t+1)``-out-of-``n`` secret
+sharing (Shamir 1979), the secret sitting at ``β_1`` instead of at 0.
 
 The public points are ``β_u = u`` (``u = 1..ℓ+t``) and ``α_j = ℓ+t+j``
 (``j = 1..n``): distinct and disjoint, as LCC requires. Every coefficient is
-computed with Python integers and Fermat inverses, never in floating point.
+computed with Python integers (:func:`fedlib.field.lagrange_basis`), never in
+floating point, and the code works over any prime through
+:class:`fedlib.field.PrimeField`.
 """
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from itertools import combinations
 
 import numpy as np
 
-from fedlib._typing import NDArrayInt, SeedLike
-from fedlib._validation import check_random_state
-from fedlib.field._int64 import as_residues, check_modulus, matmul_mod
+from fedlib._typing import SeedLike
+from fedlib._validation import check_random_state, check_scalar
+from fedlib.field._field import PrimeField
+from fedlib.field._interpolation import lagrange_basis
 from fedlib.field._poly import DecodingError
-
-#: SecFC's default field: the largest prime below 2**50 (SecFC guide, Sec. 9.1).
-SECFC_PRIME = 2**50 - 27
-
-
-def lagrange_basis(nodes: list[int], targets: list[int], q: int) -> list[list[int]]:
-    """``L[a][r] = Π_{r' ≠ r} (targets[a] - nodes[r']) / (nodes[r] - nodes[r'])`` mod ``q``, in Python ints.
-
-    Row ``a`` holds the weights that turn the values of a polynomial of degree
-    below ``len(nodes)`` at ``nodes`` into its value at ``targets[a]``.
-    """
-    if len(set(nodes)) != len(nodes):
-        raise ValueError(f"interpolation nodes must be distinct, got {nodes}.")
-    denominators = []
-    for r, x_r in enumerate(nodes):
-        den = 1
-        for r2, x_r2 in enumerate(nodes):
-            if r2 != r:
-                den = den * (x_r - x_r2) % q
-        denominators.append(pow(den, q - 2, q))
-    rows = []
-    for z in targets:
-        row = []
-        for r in range(len(nodes)):
-            num = 1
-            for r2, x_r2 in enumerate(nodes):
-                if r2 != r:
-                    num = num * (z - x_r2) % q
-            row.append(num * denominators[r] % q)
-        rows.append(row)
-    return rows
 
 
 def determinant_mod(matrix: list[list[int]], q: int) -> int:
-    """Determinant of a square matrix over GF(q) by Gaussian elimination in Python ints."""
+    """Determinant of a square matrix over GF(q) by Gaussian elimination in Python ints.
+
+    Examples
+    --------
+    >>> determinant_mod([[1, 2], [3, 4]], 7)  # -2 mod 7
+    5
+    """
     a = [[int(v) % q for v in row] for row in matrix]
     n = len(a)
     det = 1
@@ -93,23 +73,37 @@ class LagrangeCode:
         ``t``, the number of uniform random masks: any ``t`` shares are
         independent of the secret. Must be below ``n_clients``.
     prime : int
-        ``q``, a prime below 2**50 (int64 arithmetic of :mod:`fedlib.field`).
+        ``q``. Any prime: below 2**50 the code runs on int64 arrays, above it
+        on Python integers (:class:`fedlib.field.PrimeField`).
+
+    Attributes
+    ----------
+    field : PrimeField
+        GF(q), whose arrays (int64 or object) every method returns.
+
+    Examples
+    --------
+    Shamir sharing is the one-segment case: any ``t + 1`` shares give the
+    secret back, here from clients 4, 1 and 3 of five.
+
+    >>> code = LagrangeCode(n_clients=5, n_segments=1, n_masks=2, prime=2**127 - 1)
+    >>> shares = code.encode([[[42]]], random_state=0)  # one secret of one segment of width 1
+    >>> int(code.decode(shares[[3, 0, 2]], [3, 0, 2], 1)[0, 0, 0])
+    42
     """
 
     n_clients: int
     n_segments: int
     n_masks: int
-    prime: int = SECFC_PRIME
+    prime: int
+    field: PrimeField = field(init=False, repr=False, compare=False)
 
     def __post_init__(self) -> None:
-        q = check_modulus(self.prime)
-        ell, t, n = self.n_segments, self.n_masks, self.n_clients
-        if ell < 1:
-            raise ValueError(f"n_segments (ℓ) = {ell} should be >= 1.")
-        if t < 0:
-            raise ValueError(f"n_masks (t) = {t} should be >= 0.")
-        if n < 1:
-            raise ValueError(f"n_clients (n) = {n} should be >= 1.")
+        n = check_scalar(self.n_clients, "n_clients (n)", "int", min_val=1)
+        ell = check_scalar(self.n_segments, "n_segments (ℓ)", "int", min_val=1)
+        t = check_scalar(self.n_masks, "n_masks (t)", "int", min_val=0)
+        gf = PrimeField(self.prime)
+        q = gf.prime
         if t >= n:
             raise ValueError(
                 f"privacy against t colluders needs t < n (SecFC Sec. 3); got t={t}, n_clients={n}: "
@@ -117,6 +111,8 @@ class LagrangeCode:
             )
         if ell + t + n >= q:
             raise ValueError(f"GF({q}) has too few elements for ℓ+t+n = {ell + t + n} distinct points.")
+        for name, value in (("n_clients", n), ("n_segments", ell), ("n_masks", t), ("prime", q), ("field", gf)):
+            object.__setattr__(self, name, value)
 
     @property
     def betas(self) -> list[int]:
@@ -131,13 +127,14 @@ class LagrangeCode:
 
     def recovery_threshold(self, degree: int) -> int:
         """Responses needed to decode a polynomial of degree ``degree`` of the shares: ``(ℓ+t-1)·deg + 1``."""
+        degree = check_scalar(degree, "degree", "int", min_val=1)
         return (self.n_segments + self.n_masks - 1) * degree + 1
 
-    def encoding_matrix(self) -> NDArrayInt:
+    def encoding_matrix(self) -> np.ndarray:
         """``U`` of shape ``(n, ℓ+t)`` with ``U[j, u] = Π_{v≠u} (α_j − β_v)/(β_u − β_v)`` (SecFC Eq. (2))."""
-        return np.array(lagrange_basis(self.betas, self.alphas, self.prime), dtype=np.int64)
+        return self.field.lagrange_basis(self.betas, self.alphas)
 
-    def encode(self, segments, *, random_state: SeedLike = None) -> NDArrayInt:
+    def encode(self, segments, *, random_state: SeedLike = None) -> np.ndarray:
         """Shares of secrets given as segments.
 
         Parameters
@@ -146,27 +143,28 @@ class LagrangeCode:
             Residues in ``[0, q)``: secret ``i`` is ``segments[i].ravel()``.
         random_state : int, Generator or None
             Draws the ``t`` masks of every secret, uniform on GF(q). A seeded
-            PCG64 stream is fine for a simulation, not for deployment.
+            generator gives reproducible shares for a simulation; a deployment
+            draws masks from a cryptographic generator.
 
         Returns
         -------
         shares : ndarray of shape (n_clients, n_secrets, width)
             ``shares[j, i] = f_i(α_j)``.
         """
-        q = self.prime
-        P = np.asarray(segments, dtype=np.int64)
+        gf, q = self.field, self.prime
+        P = np.asarray(segments, dtype=gf.dtype)
         if P.ndim != 3 or P.shape[1] != self.n_segments:
             raise ValueError(f"segments must have shape (n_secrets, ℓ={self.n_segments}, width), got {P.shape}.")
         if P.size and (P.min() < 0 or P.max() >= q):
             raise ValueError(f"segments must be residues in [0, q={q}); quantize them first.")
         m, _, width = P.shape
         rng = check_random_state(random_state)
-        masks = rng.integers(0, q, size=(m, self.n_masks, width), dtype=np.int64)
+        masks = gf.random((m, self.n_masks, width), rng)
         coefficients = np.concatenate([P, masks], axis=1)  # (m, ℓ+t, width): values at β_1..β_{ℓ+t}
         flat = coefficients.transpose(1, 0, 2).reshape(self.n_segments + self.n_masks, m * width)
-        return matmul_mod(self.encoding_matrix(), flat, q).reshape(self.n_clients, m, width)
+        return gf.matmul(self.encoding_matrix(), flat).reshape(self.n_clients, m, width)
 
-    def decoding_weights(self, responders, degree: int, *, targets: str | list[int] = "segments") -> NDArrayInt:
+    def decoding_weights(self, responders, degree: int, *, targets: str | list[int] = "segments") -> np.ndarray:
         """Weights that turn ``R = (ℓ+t-1)·deg + 1`` responses into values at ``targets``.
 
         Parameters
@@ -200,9 +198,9 @@ class LagrangeCode:
         rows = lagrange_basis(nodes, points, self.prime)
         if targets == "sum":
             rows = [[sum(col) % self.prime for col in zip(*rows, strict=True)]]
-        return np.array(rows, dtype=np.int64)
+        return np.array(rows, dtype=self.field.dtype)
 
-    def decode(self, responses, responders, degree: int, *, targets: str | list[int] = "segments") -> NDArrayInt:
+    def decode(self, responses, responders, degree: int, *, targets: str | list[int] = "segments") -> np.ndarray:
         """Values at ``targets`` of the polynomial whose evaluations at the responders' ``α`` are ``responses``.
 
         Responses beyond the recovery threshold are checked against the
@@ -223,9 +221,9 @@ class LagrangeCode:
         -------
         ndarray of shape (n_targets, ...), or (...) for ``targets="sum"``
         """
-        q = self.prime
+        gf = self.field
         responders = self._check_responders(responders, degree)
-        Y = as_residues(responses, q)
+        Y = gf.asarray(responses)
         if Y.shape[0] != len(responders):
             raise ValueError(f"{Y.shape[0]} responses for {len(responders)} responders.")
         R = self.recovery_threshold(degree)
@@ -234,9 +232,9 @@ class LagrangeCode:
         if len(responders) > R:
             # Predict the extra responses from the first R, in the same product as the decoding.
             extra_points = [self.alphas[j] for j in responders[R:]]
-            predict = lagrange_basis([self.alphas[j] for j in responders[:R]], extra_points, q)
-            weights = np.vstack([weights, np.array(predict, dtype=np.int64)])
-        product = matmul_mod(weights, flat[:R], q)
+            predict = gf.lagrange_basis([self.alphas[j] for j in responders[:R]], extra_points)
+            weights = np.vstack([weights, predict])
+        product = gf.matmul(weights, flat[:R])
         out = product[: product.shape[0] - (len(responders) - R)]
         if len(responders) > R:
             mismatch = np.flatnonzero(np.any(product[out.shape[0] :] != flat[R:], axis=1))
@@ -262,7 +260,7 @@ class LagrangeCode:
             raise ValueError(f"pass exactly t={self.n_masks} colluders, got {len(colluders)}.")
         U = self.encoding_matrix()
         block = U[np.ix_(colluders, np.arange(self.n_segments, self.n_segments + self.n_masks))]
-        return determinant_mod(block.tolist(), self.prime) != 0
+        return determinant_mod([[int(v) for v in row] for row in block], self.prime) != 0
 
     def all_colluding_sets_learn_nothing(self) -> bool:
         """:meth:`colluders_learn_nothing` for every ``t``-subset of clients (use for small ``n``)."""

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 from fedlib._typing import SeedLike
 from fedlib._validation import check_random_state
+from fedlib.field._interpolation import barycentric_weights
 
 
 class DecodingError(ValueError):
@@ -237,7 +238,14 @@ def solve_transposed_vandermonde(nodes, rhs, p: int) -> list[int]:
 
     This is the Vandermonde step of MUFC Alg. 2. With ``P(x) = prod_t (x - nodes_t)``
     and ``P_t(x) = P(x) / (x - nodes_t) = sum_k a_{t,k} x^k``, the solution is
-    ``q_t = sum_k a_{t,k} rhs_k / P_t(nodes_t)`` (the Lagrange basis). Nodes must be distinct.
+    ``q_t = w_t sum_k a_{t,k} rhs_k``, where ``w_t = 1 / P_t(nodes_t)`` is the
+    barycentric weight of the Lagrange basis (:func:`fedlib.field.barycentric_weights`).
+    Nodes must be distinct.
+
+    Examples
+    --------
+    >>> solve_transposed_vandermonde([2, 3], [5, 13], 101)  # 2·2^i + 3·3^i for i = 0, 1
+    [2, 3]
     """
     nodes = [int(v) % p for v in nodes]
     rhs = [int(v) % p for v in rhs]
@@ -248,7 +256,7 @@ def solve_transposed_vandermonde(nodes, rhs, p: int) -> list[int]:
         raise ValueError("Vandermonde nodes must be distinct.")
     master = poly_from_roots(nodes, p)  # P(x), degree m, monic, lowest degree first
     out = []
-    for node in nodes:
+    for node, weight in zip(nodes, barycentric_weights(nodes, p), strict=True):
         # synthetic division of P by (x - node); quotient[k] is the coefficient of x^k in P_t
         quotient = [0] * m
         carry = 0
@@ -256,10 +264,7 @@ def solve_transposed_vandermonde(nodes, rhs, p: int) -> list[int]:
             carry = (master[k] + carry * node) % p
             quotient[k - 1] = carry
         numerator = sum(a * b for a, b in zip(quotient, rhs, strict=True)) % p
-        denominator = poly_eval(quotient, node, p)
-        if denominator == 0:
-            raise DecodingError("singular Vandermonde system: repeated node.")
-        out.append(numerator * pow(denominator, -1, p) % p)
+        out.append(numerator * weight % p)
     return out
 
 

@@ -1,1 +1,12 @@
-"""The papers' published numbers, as data, so chapters print them beside ours and never type them."""
+"""The papers' published numbers, as data, so that chapters print them beside ours and never type them.
+
+- :mod:`fedlib.papers.mufc`: MUFC's Tables 1 and 2, speed-ups, its dataset table and client counts.
+- :mod:`fedlib.papers.secfc`: SecFC's Tables 1-3, experimental settings and timing claim.
+- :mod:`fedlib.papers.datasets`: shapes of the public datasets, for labelled stand-ins.
+
+This package imports nothing else from fedlib but :class:`DatasetSpec`: every layer may use it.
+"""
+
+from fedlib.papers._spec import DatasetSpec
+
+__all__ = ["DatasetSpec"]

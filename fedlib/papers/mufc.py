@@ -2,7 +2,42 @@
 
 from __future__ import annotations
 
+from fedlib.papers._spec import DatasetSpec
+
 DATASETS = ("TMI", "Celltype", "Gaussian", "TCGA", "Postures", "FEMNIST", "Covtype")
+
+#: App. M.1, the table of datasets. Cluster sizes are K-means clusters, not labels (footnote 3);
+#: L is 10 clients for the small TMI and TCGA, 100 otherwise.
+DATASET_SPECS: dict[str, DatasetSpec] = {
+    spec.name: spec
+    for spec in [
+        DatasetSpec("Celltype", 12009, 10, 4, 100, (6506, 2328, 2201, 974), "MUFC App. M.1"),
+        DatasetSpec("Postures", 74975, 15, 5, 100, (19772, 17340, 15141, 12225, 10497), "MUFC App. M.1"),
+        DatasetSpec("Covtype", 15120, 52, 7, 100, (3742, 3105, 2873, 2307, 1482, 886, 725), "MUFC App. M.1"),
+        DatasetSpec("Gaussian", 30000, 10, 10, 100, (3000,) * 10, "MUFC App. M.1"),
+        DatasetSpec(
+            "FEMNIST",
+            36725,
+            784,
+            62,
+            100,
+            None,
+            "MUFC App. M.1",
+            note="only the largest (1234) and smallest (282) cluster sizes are published",
+        ),
+        DatasetSpec("TCGA", 1904, 57, 4, 10, (735, 503, 390, 276), "MUFC App. M.1"),
+        DatasetSpec(
+            "TMI",
+            1126,
+            984,
+            4,
+            10,
+            (934, 125, 46, 21),
+            "MUFC App. M.1",
+            note="the table says d=984, the text 983",
+        ),
+    ]
+}
 
 #: Table 1: loss ratio phi_f / phi_c^* as (mean, std) over 5 trials (3 for FEMNIST); clients seed only.
 TABLE1: dict[str, dict[str, tuple[float, float]]] = {
@@ -60,8 +95,8 @@ SPEEDUP_NO_RETRAIN: dict[str, float] = {
 #: Abstract, contribution 5 and Sec. 6: "an average speed-up ratio of 84x" for random removals.
 HEADLINE_SPEEDUP = 84.0
 
-#: Clients per dataset (App. M.1): 10 for the small TMI and TCGA, 100 otherwise.
-N_CLIENTS: dict[str, int] = {name: (10 if name in ("TMI", "TCGA") else 100) for name in DATASETS}
+#: Clients per dataset (App. M.1), from the table above.
+N_CLIENTS: dict[str, int] = {name: DATASET_SPECS[name].n_clients for name in DATASETS}
 
 
 def paper_cell(value: tuple[float, float]) -> str:

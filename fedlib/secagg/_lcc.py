@@ -19,9 +19,8 @@ from __future__ import annotations
 import numpy as np
 
 from fedlib._typing import NDArrayInt, SeedLike
-from fedlib._validation import spawn_generators
-from fedlib.field._int64 import as_residues
-from fedlib.field._lagrange import LagrangeCode
+from fedlib._validation import check_scalar, spawn_generators
+from fedlib.field import LagrangeCode
 
 
 def split_segments(X_field, n_segments: int) -> NDArrayInt:
@@ -30,12 +29,13 @@ def split_segments(X_field, n_segments: int) -> NDArrayInt:
     Padding zeros add nothing to any squared norm, so SecFC may use an ``ℓ``
     that does not divide ``d`` (SecFC guide, Sec. 4.2).
     """
-    X_field = np.asarray(X_field, dtype=np.int64)
+    X_field = np.asarray(X_field)
     m, d = X_field.shape
+    n_segments = check_scalar(n_segments, "n_segments (ℓ)", "int", min_val=1)
     if n_segments > d:
         raise ValueError(f"n_segments (ℓ) = {n_segments} exceeds n_features d = {d}.")
     width = -(-d // n_segments)
-    padded = np.zeros((m, n_segments * width), dtype=np.int64)
+    padded = np.zeros((m, n_segments * width), dtype=X_field.dtype)
     padded[:, :d] = X_field
     return padded.reshape(m, n_segments, width)
 
@@ -56,7 +56,7 @@ def share_points(code: LagrangeCode, X_field, *, random_state: SeedLike = None) 
     ndarray of shape (n_clients, m_j, ⌈d/ℓ⌉)
         Row block ``j`` is what client ``j`` receives.
     """
-    X_field = as_residues(X_field, code.prime)
+    X_field = code.field.asarray(X_field)
     return code.encode(split_segments(X_field, code.n_segments), random_state=random_state)
 
 
@@ -66,10 +66,10 @@ def share_all(code: LagrangeCode, X_field, parts, *, random_state: SeedLike = No
     Client ``c`` encodes the rows ``parts[c]`` with its own generator (spawned
     from ``random_state``); the returned matrix is in the global row order.
     """
-    X_field = as_residues(X_field, code.prime)
+    X_field = code.field.asarray(X_field)
     m, d = X_field.shape
     width = -(-d // code.n_segments)
-    shares = np.empty((code.n_clients, m, width), dtype=np.int64)
+    shares = np.empty((code.n_clients, m, width), dtype=code.field.dtype)
     for idx, rng in zip(parts, spawn_generators(random_state, len(parts)), strict=True):
         shares[:, idx] = share_points(code, X_field[idx], random_state=rng)
     return shares
@@ -84,10 +84,10 @@ def share_every_index(code: LagrangeCode, X_field, parts, *, random_state: SeedL
     Costs ``n`` times the encoding work of :func:`share_all`: each client encodes
     ``m`` rows instead of ``m_c``.
     """
-    X_field = as_residues(X_field, code.prime)
+    X_field = code.field.asarray(X_field)
     m, d = X_field.shape
     width = -(-d // code.n_segments)
-    total = np.zeros((code.n_clients, m, width), dtype=np.int64)
+    total = np.zeros((code.n_clients, m, width), dtype=code.field.dtype)
     for idx, rng in zip(parts, spawn_generators(random_state, len(parts)), strict=True):
         own = np.zeros_like(X_field)
         own[idx] = X_field[idx]

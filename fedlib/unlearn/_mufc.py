@@ -9,14 +9,29 @@ from dataclasses import dataclass
 import numpy as np
 
 from fedlib._typing import NDArrayFloat, NDArrayInt, SeedLike
-from fedlib._validation import check_array, check_n_clusters, check_partition, spawn_generators
-from fedlib.cluster._distance import assign_to_nearest
-from fedlib.cluster._federated import local_clusters
-from fedlib.cluster._kmeanspp import _kmeans_plusplus, draw_race_keys
-from fedlib.cluster._lloyd import KMeans
-from fedlib.cluster._quantize import UniformGrid
+from fedlib._validation import (
+    check_array,
+    check_is_fitted,
+    check_n_clusters,
+    check_option,
+    check_partition,
+    check_scalar,
+    spawn_generators,
+)
+from fedlib.cluster import (
+    FederatedClusteringMixin,
+    KMeans,
+    UniformGrid,
+    assign_to_nearest,
+    draw_race_keys,
+    kmeans_objective,
+    local_clusters,
+)
+from fedlib.cluster._kmeanspp import _kmeans_plusplus
 from fedlib.secagg import scma_params, secure_sparse_sum
-from fedlib.unlearn._seeding import unlearn_kmeans_plusplus
+from fedlib.unlearn._ids import IdIndex
+from fedlib.unlearn._report import RemovalReport
+from fedlib.unlearn._seeding import _unlearn_seeding
 
 _SERVER_DATA = ("uniform", "weighted_centers")
 _INDUCED = ("bin_center", "own_sample")
@@ -26,12 +41,19 @@ _AGGREGATION = ("scma", "plaintext")
 
 @dataclass
 class _ClientState:
-    """What client l holds: its rows, their exponential-race keys, seeds and local clusters."""
+    """What client l holds. Rows are never copied on a removal: a mask marks the ones still held.
 
-    ids: NDArrayInt  # row ids in the X given to fit
+    A removal that re-seeds no client only flips ``alive`` (``O(R)``); a
+    re-seeding builds a new, compact state (``O(n K d)`` anyway).
+    """
+
+    ids: NDArrayInt  # row ids in the X given to fit, client row order
+    index: IdIndex  # id -> row, by binary search
     X: NDArrayFloat
-    keys: NDArrayFloat
-    seeds: NDArrayInt  # positions in X, draw order
+    keys: NDArrayFloat  # exponential-race keys, one row per point for the life of the model
+    alive: np.ndarray  # bool: rows still held
+    n_alive: int
+    seeds: NDArrayInt  # rows of X, draw order (always alive)
     centers: NDArrayFloat
     labels: NDArrayInt  # local cluster of each row
     cells: NDArrayInt  # grid cell of each local centre
@@ -39,8 +61,8 @@ class _ClientState:
     samples: NDArrayFloat  # server data generated for this client's rows ("uniform" mode)
 
     def counts(self) -> dict[int, int]:
-        """q^(l): points per occupied bin (two centres in one bin add up; MUFC guide, ambiguity 19)."""
-        per_centre = np.bincount(self.labels, minlength=len(self.bins))
+        """q^(l): points per occupied bin (two centres in one bin add up)."""
+        per_centre = np.bincount(self.labels[self.alive], minlength=len(self.bins))
         q: Counter[int] = Counter()
         for j, c in zip(self.bins, per_centre.tolist(), strict=True):
             if c:
@@ -48,23 +70,7 @@ class _ClientState:
         return dict(q)
 
 
-@dataclass(frozen=True)
-class RemovalReport:
-    """What one unlearning request cost (MUFC Alg. 4)."""
-
-    clients_reseeded: tuple[int, ...]  #: clients whose seeding had to be redrawn (Alg. 3 "retraining")
-    server_refit: bool  #: whether the server clustered again
-    client_seconds: float  #: slowest client (clients run in parallel)
-    aggregation_seconds: float  #: SCMA or plaintext sum (excluded by the paper's timings)
-    server_seconds: float
-
-    @property
-    def seconds(self) -> float:
-        """Client plus server time, as the paper times a federated run (SCMA excluded)."""
-        return self.client_seconds + self.server_seconds
-
-
-class MUFC:
+class MUFC(FederatedClusteringMixin):
     """Machine Unlearning of Federated Clusters (Pan et al., ICLR 2023).
 
     Training is MUFC Alg. 1: each client seeds K centres with K-means++ (no
@@ -98,18 +104,48 @@ class MUFC:
         "scma" runs Alg. 2 for real (exact, slow for large d); "plaintext" sums
         the same vectors in the clear for fast experiments (identical result, tested).
     server_n_init : int, default=10
+        K-means restarts at the server.
     random_state : int, Generator or None
         Pass an int for reproducible output across multiple function calls.
 
     Attributes
     ----------
     grid_ : UniformGrid
+        The quantization grid.
     server_centers_ : ndarray of shape (n_clusters, n_features)
+        The server's centres.
     counts_ : dict
         The aggregate q, bin index -> points.
     scma_params_ : SCMAParams or None
+        SCMA's public parameters (``aggregation="scma"``).
     fit_report_ : RemovalReport
         Timing of training, in the same fields as a removal.
+    n_clients_ : int
+        Clients at fit time (removed ones included).
+    federated_loss_ : float
+        phi_f of MUFC Eq. (2) on the remaining data (recomputed after every request).
+
+    Notes
+    -----
+    A removal that hits no seed costs ``O(R log n + R K)`` at the client, as
+    MUFC Theorem 5.4 states: ids are found by binary search and removed rows
+    are only masked. Used in :doc:`/notebooks/mufc/training` and
+    :doc:`/notebooks/mufc/unlearning`.
+
+    References
+    ----------
+    C. Pan, J. Sima, S. Prakash, V. Rana, O. Milenkovic. "Machine Unlearning of
+    Federated Clusters", ICLR 2023.
+
+    Examples
+    --------
+    >>> from fedlib.data import make_blobs
+    >>> X, _ = make_blobs((40, 40), 2, cluster_std=0.05, random_state=0)
+    >>> parts = [np.arange(0, 40), np.arange(40, 80)]
+    >>> model = MUFC(2, random_state=0).fit(X, parts)
+    >>> report = model.remove(0, [5])  # row 5 of X, held by client 0
+    >>> model.client_size(0), report.server_refit in (True, False)
+    (39, True)
     """
 
     def __init__(
@@ -137,28 +173,41 @@ class MUFC:
 
     # ----------------------------------------------------------------- training
     def fit(self, X, parts) -> MUFC:
-        """Train on ``X`` split over clients: ``parts[l]`` are the rows of client ``l``."""
-        for name, value, allowed in (
-            ("server_data", self.server_data, _SERVER_DATA),
-            ("induced", self.induced, _INDUCED),
-            ("server_update", self.server_update, _SERVER_UPDATE),
-            ("aggregation", self.aggregation, _AGGREGATION),
-        ):
-            if value not in allowed:
-                raise ValueError(f"{name}={value!r} should be one of {allowed}.")
+        """Train on ``X`` split over clients (MUFC Alg. 1).
+
+        Parameters
+        ----------
+        X : array-like of shape (n_samples, n_features)
+            All points, in a global row order.
+        parts : list of array-like of int
+            Client ``l`` holds the rows ``X[parts[l]]``; they must partition the rows.
+
+        Returns
+        -------
+        MUFC
+            ``self``, fitted.
+        """
+        check_option(self.server_data, "server_data", _SERVER_DATA)
+        check_option(self.induced, "induced", _INDUCED)
+        check_option(self.server_update, "server_update", _SERVER_UPDATE)
+        check_option(self.aggregation, "aggregation", _AGGREGATION)
         if self.induced == "own_sample" and self.server_data != "uniform":
             raise ValueError("induced='own_sample' needs server_data='uniform' (a sample per point).")
+        self._server_n_init = check_scalar(self.server_n_init, "server_n_init", "int", min_val=1)
         X = check_array(X)
         n = X.shape[0]
         k = check_n_clusters(self.n_clusters, n)
         parts = check_partition(parts, n)
-        gamma = 1.0 / np.sqrt(n) if self.gamma is None else float(self.gamma)
+        if self.gamma is None:
+            gamma = 1.0 / np.sqrt(n)
+        else:
+            gamma = check_scalar(self.gamma, "gamma", "real", min_val=0.0, include_min=False)
         self.grid_ = UniformGrid.from_data(X, gamma)
         streams = spawn_generators(self.random_state, len(parts) + 2)
         self._client_rngs = streams[: len(parts)]
         self._server_rng, self._mask_rng = streams[-2], streams[-1]
         self._k = k
-        self._n_total = n
+        self.n_clients_ = len(parts)
         self.scma_params_ = (
             scma_params(n_samples=n, n_bins=self.grid_.n_bins, n_clusters=k, n_clients=len(parts))
             if self.aggregation == "scma"
@@ -183,9 +232,22 @@ class MUFC:
 
     def _client_model(self, ids, Xl, keys, seeds) -> _ClientState:
         """Local centres (seeds, or Lloyd from them), local clusters, and their bins (Alg. 1 lines 1-3)."""
-        centers, labels = local_clusters(Xl, seeds, lloyd=self.client_lloyd)
+        centers, labels = local_clusters(Xl, seeds, lloyd=bool(self.client_lloyd))
         cells = self.grid_.cells(np.clip(centers, *self._grid_box()))
-        return _ClientState(ids, Xl, keys, seeds, centers, labels, cells, self.grid_.flat_index(cells), np.empty(0))
+        return _ClientState(
+            ids=ids,
+            index=IdIndex(ids),
+            X=Xl,
+            keys=keys,
+            alive=np.ones(len(ids), dtype=bool),
+            n_alive=len(ids),
+            seeds=seeds,
+            centers=centers,
+            labels=labels,
+            cells=cells,
+            bins=self.grid_.flat_index(cells),
+            samples=np.empty(0),
+        )
 
     def _grid_box(self) -> tuple[NDArrayFloat, NDArrayFloat]:
         """Bounds of the grid, for Lloyd centres (means stay inside the data's bounding box anyway)."""
@@ -215,115 +277,122 @@ class MUFC:
         """Server K-means++ and Lloyd on the generated data (Alg. 1 line 6)."""
         start = time.perf_counter()
         if self.server_data == "uniform":
-            X_s = np.vstack([c.samples for c in self._clients if c is not None])
+            X_s = np.vstack([c.samples[c.alive] for c in self._clients if c is not None])
             weights = None
         else:
             bins = list(self.counts_)
             X_s = self.grid_.centers(self.grid_.cells_of(bins))
             weights = np.array([self.counts_[j] for j in bins], dtype=np.float64)
         k = min(self._k, X_s.shape[0])
-        server = KMeans(k, n_init=self.server_n_init, random_state=self._server_rng).fit(X_s, sample_weight=weights)
-        self.server_centers_ = server.cluster_centers_
+        server = KMeans(k, n_init=self._server_n_init, random_state=self._server_rng)
+        self.server_centers_ = server.fit(X_s, sample_weight=weights).cluster_centers_
         return time.perf_counter() - start
 
     # ------------------------------------------------------------- evaluation
     @property
-    def n_clients(self) -> int:
-        return len(self._clients)
-
-    @property
     def client_centers_(self) -> list[NDArrayFloat | None]:
+        """Each client's local centres (``None`` for a removed client)."""
+        check_is_fitted(self, "server_centers_")
         return [None if c is None else c.centers for c in self._clients]
 
     def client_ids(self, client: int) -> NDArrayInt:
-        """Row ids (in the X given to fit) that client ``client`` still holds."""
-        state = self._clients[client]
-        return np.empty(0, dtype=np.int64) if state is None else state.ids.copy()
+        """Row ids (in the X given to fit) that client ``client`` still holds, in its row order."""
+        state = self._client_state(client)
+        return np.empty(0, dtype=np.int64) if state is None else state.ids[state.alive]
+
+    def client_size(self, client: int) -> int:
+        """How many rows client ``client`` still holds (``O(1)``)."""
+        state = self._client_state(client)
+        return 0 if state is None else state.n_alive
 
     def induced_labels(self) -> tuple[NDArrayInt, NDArrayInt]:
-        """``(ids, labels)``: every remaining point's induced global cluster (MUFC Def. 3.1)."""
+        """``(ids, labels)``: every remaining point's induced global cluster (MUFC Def. 3.1).
+
+        Returns
+        -------
+        ids : ndarray of int64
+            Row ids of the remaining points, client by client.
+        labels : ndarray of int64
+            Their induced global clusters, in the same order.
+        """
+        check_is_fitted(self, "server_centers_")
         ids, labels = [], []
         for state in self._clients:
             if state is None:
                 continue
             if self.induced == "own_sample":
-                lab = assign_to_nearest(state.samples, self.server_centers_)[0]
+                lab = assign_to_nearest(state.samples[state.alive], self.server_centers_)[0]
             else:
                 centre_labels = assign_to_nearest(self.grid_.centers(state.cells), self.server_centers_)[0]
-                lab = centre_labels[state.labels]
-            ids.append(state.ids)
+                lab = centre_labels[state.labels[state.alive]]
+            ids.append(state.ids[state.alive])
             labels.append(lab)
         return np.concatenate(ids), np.concatenate(labels)
 
-    def federated_loss(self) -> float:
+    def remaining_data(self) -> tuple[NDArrayInt, NDArrayFloat]:
+        """``(ids, X)`` of every point not yet removed, client by client (the order of :meth:`induced_labels`)."""
+        check_is_fitted(self, "server_centers_")
+        active = [c for c in self._clients if c is not None]
+        return np.concatenate([c.ids[c.alive] for c in active]), np.vstack([c.X[c.alive] for c in active])
+
+    @property
+    def federated_loss_(self) -> float:
         """phi_f of MUFC Eq. (2) on the remaining data: each point charged to its induced centre."""
         _, labels = self.induced_labels()
-        _, X = self.remaining_data()  # same client order as induced_labels
-        diff = X - self.server_centers_[labels]
-        return float(np.einsum("ij,ij->", diff, diff))
-
-    def remaining_data(self) -> tuple[NDArrayInt, NDArrayFloat]:
-        """``(ids, X)`` of every point not yet removed, client by client."""
-        active = [c for c in self._clients if c is not None]
-        return np.concatenate([c.ids for c in active]), np.vstack([c.X for c in active])
+        _, X = self.remaining_data()
+        return kmeans_objective(X, self.server_centers_, labels=labels)
 
     # -------------------------------------------------------------- unlearning
     def remove(self, client: int, ids) -> RemovalReport:
-        """Forget rows ``ids`` (row ids of the X given to fit) held by ``client`` (MUFC Alg. 4, single client).
+        """Forget rows ``ids`` held by ``client`` (MUFC Alg. 4, single client).
 
-        Raises ``ValueError`` for an id the client never held or already removed.
+        Parameters
+        ----------
+        client : int
+            The client that holds the rows.
+        ids : array-like of int
+            Row ids (of the ``X`` given to fit) to forget, each once.
+
+        Returns
+        -------
+        RemovalReport
+            Who re-seeded, whether the server refitted, and the times.
+
+        Raises
+        ------
+        ValueError
+            For an id the client never held or already removed, or an unknown client.
         """
         state = self._active_client(client)
-        ids = np.atleast_1d(np.asarray(ids, dtype=np.int64))
+        ids = np.atleast_1d(np.asarray(ids, dtype=np.int64)).ravel()
         if ids.size == 0:
             raise ValueError("nothing to remove: ids is empty.")
         if np.unique(ids).size != ids.size:
             raise ValueError("ids lists a point more than once.")
-        position = {int(g): i for i, g in enumerate(state.ids.tolist())}
-        unknown = [int(g) for g in ids if int(g) not in position]
-        if unknown:
-            raise ValueError(f"client {client} does not hold rows {unknown}: never assigned to it, or already removed.")
-        rows = np.array([position[int(g)] for g in ids])
-        start = time.perf_counter()
-        keep = np.ones(len(state.ids), dtype=bool)
-        keep[rows] = False
-        if keep.sum() == 0:
+        rows = state.index.positions(ids)
+        unknown = rows < 0
+        unknown[~unknown] = ~state.alive[rows[~unknown]]
+        if unknown.any():
+            raise ValueError(
+                f"client {client} does not hold rows {ids[unknown].tolist()}: never assigned to it, or already removed."
+            )
+        if state.n_alive == ids.size:
             return self.remove_clients([client])
+        start = time.perf_counter()
         k_l = len(state.seeds)
-        if self.client_lloyd or keep.sum() < k_l:
-            reseeded = True  # full client training: any removal retrains the client
-            X_rest, keys_rest = state.X[keep], state.keys[keep]
-            k_new = min(k_l, X_rest.shape[0])
-            seeds = _kmeans_plusplus(
-                X_rest, k_new, np.ones(len(X_rest)), self._client_rngs[client], race_keys=keys_rest[:, :k_new]
-            )
+        hit = bool(np.isin(state.seeds, rows).any())  # O(R K): MUFC Alg. 3, line 2
+        reseeded = hit or bool(self.client_lloyd) or state.n_alive - ids.size < k_l
+        if not reseeded:  # seeds and local clusters of the remaining points are unchanged
+            state.alive[rows] = False
+            state.n_alive -= ids.size
+            client_seconds = time.perf_counter() - start
         else:
-            result = unlearn_kmeans_plusplus(state.X, state.seeds, rows, race_keys=state.keys)
-            reseeded, seeds = result.reseeded, result.seed_indices
-            X_rest, keys_rest = state.X[keep], state.keys[keep]
-        old_samples = state.samples
-        if reseeded:
-            new_state = self._client_model(state.ids[keep], X_rest, keys_rest, seeds)
-        else:  # seeds and local clusters of the remaining points are unchanged (Alg. 3 line 2)
-            new_state = _ClientState(
-                state.ids[keep],
-                X_rest,
-                keys_rest,
-                seeds,
-                state.centers,
-                state.labels[keep],
-                state.cells,
-                state.bins,
-                np.empty(0),
-            )
-        client_seconds = time.perf_counter() - start
-        self._clients[client] = new_state
+            new_state = self._reseed(client, state, rows)
+            client_seconds = time.perf_counter() - start
+            self._clients[client] = new_state
+            self._generate_samples(new_state)
         aggregation_seconds = server_seconds = 0.0
         refit = reseeded or self.server_update == "strict"
-        if reseeded:
-            self._generate_samples(new_state)
-        elif self.server_data == "uniform":
-            new_state.samples = old_samples[keep]  # the code's lazy path: drop the removed points' samples
         if refit:
             old = self.counts_
             aggregation_seconds = self._aggregate()
@@ -332,8 +401,44 @@ class MUFC:
                 server_seconds = self._fit_server()
         return RemovalReport((client,) if reseeded else (), refit, client_seconds, aggregation_seconds, server_seconds)
 
+    def _reseed(self, client: int, state: _ClientState, rows: NDArrayInt) -> _ClientState:
+        """A compact new client model after removing ``rows``: Alg. 3 (or full retraining with client Lloyd)."""
+        alive = state.alive.copy()
+        alive[rows] = False
+        X_rest, keys_rest, ids_rest = state.X[alive], state.keys[alive], state.ids[alive]
+        k_l = len(state.seeds)
+        if self.client_lloyd or len(ids_rest) < k_l:
+            k_new = min(k_l, X_rest.shape[0])
+            seeds = _kmeans_plusplus(
+                X_rest, k_new, np.ones(len(X_rest)), self._client_rngs[client], race_keys=keys_rest[:, :k_new]
+            )
+        else:
+            # Alg. 3 on the rows held before this request; earlier removals are already masked out.
+            held = np.flatnonzero(state.alive)
+            position = np.cumsum(state.alive) - 1
+            result = _unlearn_seeding(
+                state.X[held],
+                position[state.seeds],
+                position[rows],
+                np.ones(held.size),
+                state.keys[held],
+                self._client_rngs[client],
+            )
+            seeds = result.seed_indices
+        return self._client_model(ids_rest, X_rest, keys_rest, seeds)
+
     def remove_clients(self, clients) -> RemovalReport:
-        """Forget every point of the given clients (MUFC Alg. 4, multi-client removal: q^(l) <- 0)."""
+        """Forget every point of the given clients (MUFC Alg. 4, multi-client removal: q^(l) <- 0).
+
+        Parameters
+        ----------
+        clients : int or array-like of int
+            Clients to remove.
+
+        Returns
+        -------
+        RemovalReport
+        """
         clients = sorted({int(c) for c in np.atleast_1d(clients)})
         for c in clients:
             self._active_client(c)
@@ -345,10 +450,15 @@ class MUFC:
         server_seconds = self._fit_server()
         return RemovalReport((), True, 0.0, aggregation_seconds, server_seconds)
 
-    def _active_client(self, client: int) -> _ClientState:
-        if not 0 <= int(client) < len(self._clients):
+    def _client_state(self, client: int) -> _ClientState | None:
+        check_is_fitted(self, "server_centers_")
+        client = check_scalar(client, "client", "int")
+        if not 0 <= client < len(self._clients):
             raise ValueError(f"client={client} outside [0, {len(self._clients)}).")
-        state = self._clients[int(client)]
+        return self._clients[client]
+
+    def _active_client(self, client: int) -> _ClientState:
+        state = self._client_state(client)
         if state is None:
             raise ValueError(f"client {client} was already removed.")
         return state

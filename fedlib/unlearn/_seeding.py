@@ -7,7 +7,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from fedlib._typing import NDArrayInt, SeedLike
-from fedlib._validation import check_array, check_random_state
+from fedlib._validation import check_array, check_random_state, check_sample_weight
 from fedlib.cluster._distance import row_norms_squared
 from fedlib.cluster._kmeanspp import _kmeans_plusplus, check_race_keys
 
@@ -80,14 +80,31 @@ def unlearn_kmeans_plusplus(
         raise ValueError(f"cannot remove rows {bad.tolist()}: X has rows 0..{n - 1}.")
     if np.unique(removed).size != removed.size:
         raise ValueError("removed lists a row more than once.")
+    if n - removed.size < k:
+        raise ValueError(f"only {n - removed.size} rows remain after removal; need >= n_clusters={k}.")
+    weights = np.ones(n) if sample_weight is None else check_sample_weight(sample_weight, n)
+    keys = None if race_keys is None else check_race_keys(race_keys, n, k)
+    return _unlearn_seeding(X, seeds, removed, weights, keys, check_random_state(random_state))
+
+
+def _unlearn_seeding(
+    X: np.ndarray,
+    seeds: NDArrayInt,
+    removed: NDArrayInt,
+    weights: np.ndarray,
+    keys: np.ndarray | None,
+    rng: np.random.Generator,
+) -> SeedingUnlearning:
+    """Kernel of :func:`unlearn_kmeans_plusplus`: prior validation is assumed.
+
+    The check whether a seed was removed costs ``O(R K)``; only on a hit does
+    the kernel touch the data (``O(n K d)`` for the new draws).
+    """
+    n, k = X.shape[0], seeds.size
+    hit = np.flatnonzero(np.isin(seeds, removed))
     keep = np.ones(n, dtype=bool)
     keep[removed] = False
-    if keep.sum() < k:
-        raise ValueError(f"only {int(keep.sum())} rows remain after removal; need >= n_clusters={k}.")
-    weights = np.ones(n) if sample_weight is None else np.asarray(sample_weight, dtype=np.float64)
-    keys = None if race_keys is None else check_race_keys(race_keys, n, k)
     new_position = np.cumsum(keep) - 1
-    hit = np.flatnonzero(~keep[seeds])
     if hit.size == 0:  # MUFC Alg. 3, line 2: no seed removed, model unchanged
         return SeedingUnlearning(new_position[seeds], keep, k, reseeded=False)
     i = int(hit[0])  # line 5: length of the untouched prefix
@@ -96,7 +113,7 @@ def unlearn_kmeans_plusplus(
         X_rest,
         k,
         weights[keep],
-        check_random_state(random_state),
+        rng,
         x_squared_norms=row_norms_squared(X_rest),
         race_keys=None if keys is None else keys[keep],
         prefix=new_position[seeds[:i]],

@@ -11,7 +11,7 @@ from hypothesis import strategies as st
 from hypothesis.extra.numpy import arrays
 from sklearn.cluster import KMeans as SklearnKMeans
 
-from fedlib.cluster import KMeans, kmeans_objective, kmeans_plusplus, lloyd, loss_ratio, optimal_loss
+from fedlib.cluster import KMeans, kmeans_objective, kmeans_plusplus, lloyd, loss_ratio
 from fedlib.data import make_blobs
 
 from ..conftest import load_real
@@ -91,12 +91,27 @@ def test_objective_with_labels_charges_given_centres():
         kmeans_objective(X, C, labels=np.array([0, 2, 1]))
 
 
-def test_loss_ratio_and_optimal_loss():
+def test_loss_ratio_of_the_best_run_is_one_and_bad_inputs_raise():
     X, _ = make_blobs((60, 60), 2, random_state=3)
-    phi = optimal_loss(X, 2, n_init=5, random_state=0)
+    phi = KMeans(2, n_init=5, random_state=0).fit(X).inertia_
     assert loss_ratio(phi, phi) == 1.0
+    assert loss_ratio(kmeans_objective(X, X[:2]), phi) >= 1.0
     with pytest.raises(ValueError, match="reference loss must be > 0"):
         loss_ratio(1.0, 0.0)
+    with pytest.raises(ValueError, match="loss must be >= 0"):
+        loss_ratio(-1.0, 1.0)
+
+
+def test_scalar_parameters_are_checked_not_truncated():
+    X, _ = make_blobs((30, 30), 2, random_state=0)
+    with pytest.raises(TypeError, match="n_init must be an int"):
+        KMeans(2, n_init=2.7).fit(X)
+    with pytest.raises(TypeError, match="n_clusters must be an int"):
+        KMeans(2.0).fit(X)
+    with pytest.raises(TypeError, match="max_iter must be an int"):
+        lloyd(X, X[:2], max_iter=1.5)
+    with pytest.raises(TypeError, match="tol must be a real number"):
+        lloyd(X, X[:2], tol=1j)
 
 
 def test_lloyd_rejects_mismatched_init():

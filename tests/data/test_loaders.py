@@ -7,6 +7,7 @@ import pytest
 from sklearn.cluster import KMeans as SklearnKMeans
 
 from fedlib import data
+from fedlib.papers.mufc import DATASET_SPECS
 
 from ..conftest import load_real
 
@@ -23,7 +24,7 @@ def test_celltype_published_sizes_are_kmeans_clusters():
     """MUFC App. M.1's sizes come from K-means, not labels (data README)."""
     ds = load_real("celltype")
     labels = SklearnKMeans(4, n_init=10, random_state=0).fit(ds.X).labels_
-    published = data.MUFC_DATASETS["Celltype"].cluster_sizes
+    published = DATASET_SPECS["Celltype"].cluster_sizes
     assert tuple(sorted(np.bincount(labels).tolist(), reverse=True)) == published
 
 
@@ -38,7 +39,7 @@ def test_covtype_mufc_variant():
 def test_covtype_published_sizes_are_a_kmeans_partition():
     ds = load_real("covtype")
     labels = SklearnKMeans(7, n_init=1, random_state=289).fit(ds.X).labels_
-    assert tuple(sorted(np.bincount(labels).tolist(), reverse=True)) == data.MUFC_DATASETS["Covtype"].cluster_sizes
+    assert tuple(sorted(np.bincount(labels).tolist(), reverse=True)) == DATASET_SPECS["Covtype"].cluster_sizes
 
 
 def test_mnist_test():
@@ -82,7 +83,7 @@ def test_mufc_gaussian_recipe():
 
 @pytest.mark.parametrize("name", ["TCGA", "TMI"])
 def test_standins_have_published_shape_and_sizes(name):
-    spec = data.MUFC_DATASETS[name]
+    spec = DATASET_SPECS[name]
     ds = data.make_standin(name, random_state=1)
     assert ds.is_standin and "(stand-in)" in ds.name
     assert ds.X.shape == (spec.n_samples, spec.n_features)

@@ -7,9 +7,9 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from fedlib.field import SECFC_PRIME, DecodingError, LagrangeCode, determinant_mod, lagrange_basis
+from fedlib.field import DecodingError, LagrangeCode, determinant_mod, lagrange_basis
 
-Q = SECFC_PRIME
+Q = 2**50 - 27
 SMALL_Q = 101
 
 
@@ -93,11 +93,13 @@ def test_extra_responses_are_checked():
 
 def test_bad_parameters_raise():
     with pytest.raises(ValueError, match="t < n"):
-        LagrangeCode(n_clients=4, n_segments=1, n_masks=4)
+        LagrangeCode(n_clients=4, n_segments=1, n_masks=4, prime=Q)
     with pytest.raises(ValueError, match="n_segments"):
-        LagrangeCode(n_clients=4, n_segments=0, n_masks=1)
-    with pytest.raises(ValueError, match="q < 2\\*\\*50"):
-        LagrangeCode(n_clients=4, n_segments=1, n_masks=1, prime=2**61 - 1)
+        LagrangeCode(n_clients=4, n_segments=0, n_masks=1, prime=Q)
+    with pytest.raises(TypeError, match="n_segments"):
+        LagrangeCode(n_clients=4, n_segments=1.5, n_masks=1, prime=Q)
+    with pytest.raises(ValueError, match="not a prime"):
+        LagrangeCode(n_clients=4, n_segments=1, n_masks=1, prime=2**61 + 1)
     code = LagrangeCode(n_clients=4, n_segments=1, n_masks=1, prime=Q)
     with pytest.raises(ValueError, match="residues"):
         code.encode(np.full((1, 1, 2), -1))
@@ -128,3 +130,31 @@ def test_determinant_matches_sympy():
     for size in (1, 2, 3, 5):
         M = rng.integers(0, 97, size=(size, size)).tolist()
         assert determinant_mod(M, 97) == int(sympy.Matrix(M).det()) % 97
+
+
+P256 = 2**521 - 1  # a Mersenne prime above 2**256: keys and Shamir secrets live on the Python-int path
+
+
+@given(n=st.integers(2, 9), data=st.data())
+def test_shamir_over_a_large_prime_round_trips_against_python_integers(n, data):
+    """Shamir sharing = the Lagrange code with one segment; any t+1 shares give a 256-bit secret back."""
+    t = data.draw(st.integers(0, n - 1))
+    code = LagrangeCode(n_clients=n, n_segments=1, n_masks=t, prime=P256)
+    assert code.field.dtype == object
+    secrets_ = data.draw(st.lists(st.integers(0, 2**256 - 1), min_size=1, max_size=3))
+    shares = code.encode([[[s] for s in [v]] for v in secrets_], random_state=data.draw(st.integers(0, 2**32)))
+    # every share is the value at alpha_j of the polynomial through the secret and the masks (checked in ints)
+    who = data.draw(st.permutations(range(n)))[: t + 1]
+    decoded = code.decode(shares[who], who, 1)
+    assert [int(v) for v in decoded[0, :, 0]] == secrets_
+    if len(who) > 1:
+        values = [int(v) for v in shares[who, 0, 0]]
+        nodes = [code.alphas[j] for j in who]
+        assert _poly_value(values, nodes, code.betas[0], P256) == secrets_[0]
+
+
+def test_too_few_shares_refused_on_the_python_int_path():
+    code = LagrangeCode(n_clients=5, n_segments=1, n_masks=2, prime=P256)
+    shares = code.encode([[[7]]], random_state=0)
+    with pytest.raises(ValueError, match=r"needs .* = 3 responses"):
+        code.decode(shares[:2], [0, 1], 1)

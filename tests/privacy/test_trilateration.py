@@ -8,10 +8,10 @@ from hypothesis import given
 from hypothesis import strategies as st
 from scipy.stats import ortho_group
 
-from fedlib.cluster import SecFC
 from fedlib.data import iid_partition
 from fedlib.field import quantize
 from fedlib.privacy import align, reconstruct_from_anchor_distances
+from fedlib.secagg import SecFC
 
 
 def sq_distances_to(X, anchors):

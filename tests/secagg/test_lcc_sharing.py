@@ -6,8 +6,8 @@ import numpy as np
 import pytest
 
 from fedlib.data import iid_partition
-from fedlib.field import SECFC_PRIME, LagrangeCode
-from fedlib.secagg import share_all, share_every_index, split_segments
+from fedlib.field import LagrangeCode
+from fedlib.secagg import SECFC_PRIME, share_all, share_every_index, split_segments
 
 Q = SECFC_PRIME
 

@@ -1,13 +1,16 @@
-"""MUFC Alg. 1 and 4: SCMA equals plaintext, exact client unlearning, lazy vs strict server, errors."""
+"""MUFC Alg. 1 and 4: SCMA equals plaintext, exact client unlearning, lazy vs strict server, errors, cost."""
 
 from __future__ import annotations
 
 import numpy as np
 import pytest
+from sklearn.exceptions import NotFittedError
 
-from fedlib.cluster import kmeans_plusplus
+from fedlib.cluster import draw_race_keys, kmeans_objective, kmeans_plusplus
 from fedlib.data import make_blobs, non_iid_partition
-from fedlib.unlearn import MUFC
+from fedlib.unlearn import MUFC, RemovalReport
+
+K = 4
 
 
 @pytest.fixture(scope="module")
@@ -17,82 +20,101 @@ def problem():
     return X, parts
 
 
+def seed_ids(model: MUFC, X, client: int) -> list[int]:
+    """Ids of the client's seeds: its remaining points that sit exactly on its local centres (MUFC Alg. 1 line 1)."""
+    ids = model.client_ids(client)
+    centres = model.client_centers_[client]
+    return [int(i) for i in ids if any(np.array_equal(X[i], c) for c in centres)]
+
+
 def test_scma_and_plaintext_aggregation_give_the_same_model(problem):
     X, parts = problem
-    secure = MUFC(4, aggregation="scma", random_state=3).fit(X, parts)
-    plain = MUFC(4, aggregation="plaintext", random_state=3).fit(X, parts)
+    secure = MUFC(K, aggregation="scma", random_state=3).fit(X, parts)
+    plain = MUFC(K, aggregation="plaintext", random_state=3).fit(X, parts)
     assert secure.counts_ == plain.counts_
     np.testing.assert_array_equal(secure.server_centers_, plain.server_centers_)
     assert sum(secure.counts_.values()) == len(X)
-    assert secure.scma_params_.message_bits == 2 * 4 * 8 * (secure.scma_params_.prime - 1).bit_length()
+    assert secure.scma_params_.message_bits == 2 * K * 8 * (secure.scma_params_.prime - 1).bit_length()
 
 
-def test_federated_loss_is_reasonable_and_reproducible(problem):
+def test_federated_loss_is_the_induced_objective(problem):
     X, parts = problem
-    a = MUFC(4, aggregation="plaintext", random_state=5).fit(X, parts)
-    b = MUFC(4, aggregation="plaintext", random_state=5).fit(X, parts)
-    assert a.federated_loss() == b.federated_loss()
+    a = MUFC(K, aggregation="plaintext", random_state=5).fit(X, parts)
+    b = MUFC(K, aggregation="plaintext", random_state=5).fit(X, parts)
+    assert a.federated_loss_ == b.federated_loss_
     ids, labels = a.induced_labels()
-    assert np.array_equal(np.sort(ids), np.arange(len(X))) and labels.max() < 4
+    assert np.array_equal(np.sort(ids), np.arange(len(X)))
+    assert a.federated_loss_ == pytest.approx(kmeans_objective(X[ids], a.server_centers_, labels=labels))
+    assert a.federated_loss_ >= kmeans_objective(X, a.server_centers_) - 1e-9
+    np.testing.assert_array_equal(a.predict(X), np.argmin(((X[:, None] - a.server_centers_) ** 2).sum(-1), axis=1))
 
 
 def test_client_seeds_after_removals_equal_reseeding_the_remaining_data(problem, global_random_seed):
-    """Exact unlearning at every client, bit for bit (exponential-race coupling)."""
+    """Exact unlearning at every client, bit for bit (exponential-race coupling, MUFC Lemma 5.1).
+
+    The keys of client l are the first draw of its stream, ``SeedSequence(seed).spawn(L + 2)[l]``,
+    so K-means++ rerun on the remaining rows with the remaining keys must give the client's centres.
+    """
     X, parts = problem
-    model = MUFC(4, aggregation="plaintext", random_state=global_random_seed).fit(X, parts)
+    model = MUFC(K, aggregation="plaintext", random_state=global_random_seed).fit(X, parts)
     rng = np.random.default_rng(global_random_seed)
     reseeded = 0
     for step in range(40):
         client = int(rng.integers(len(parts)))
-        state = model._clients[client]
-        if len(state.ids) <= 5:
+        if model.client_size(client) <= 5:
             continue
         # every fifth request removes a seed, so that re-seeding is exercised too
-        row = state.seeds[int(rng.integers(len(state.seeds)))] if step % 5 == 0 else int(rng.integers(len(state.ids)))
-        report = model.remove(client, [int(state.ids[row])])
+        pool = seed_ids(model, X, client) if step % 5 == 0 else model.client_ids(client)
+        report = model.remove(client, [int(rng.choice(pool))])
         reseeded += bool(report.clients_reseeded)
-    for client in range(len(parts)):
-        state = model._clients[client]
-        _, fresh = kmeans_plusplus(state.X, len(state.seeds), race_keys=state.keys)
-        np.testing.assert_array_equal(state.seeds, fresh)
+    streams = np.random.SeedSequence(global_random_seed).spawn(len(parts) + 2)
+    for client, idx in enumerate(parts):
+        keys = draw_race_keys(idx.size, min(K, idx.size), random_state=np.random.default_rng(streams[client]))
+        held = np.isin(idx, model.client_ids(client))
+        centres, _ = kmeans_plusplus(X[idx[held]], min(K, int(held.sum())), race_keys=keys[held])
+        np.testing.assert_array_equal(model.client_centers_[client], centres)
     assert reseeded >= 1  # 40 removals from clients of ~60 points with K=4 seeds each hit a seed
 
 
 def test_lazy_keeps_server_centres_when_no_seed_is_removed_and_strict_refits(problem):
     X, parts = problem
     for mode, expect_refit in (("lazy", False), ("strict", True)):
-        model = MUFC(4, aggregation="plaintext", server_update=mode, random_state=1).fit(X, parts)
-        state = model._clients[0]
-        victim = next(g for i, g in enumerate(state.ids) if i not in set(state.seeds.tolist()))
+        model = MUFC(K, aggregation="plaintext", server_update=mode, random_state=1).fit(X, parts)
+        seeds = set(seed_ids(model, X, 0))
+        victim = next(int(i) for i in model.client_ids(0) if int(i) not in seeds)
         before = model.server_centers_.copy()
-        report = model.remove(0, [int(victim)])
+        report = model.remove(0, [victim])
         assert not report.clients_reseeded
         assert report.server_refit is expect_refit
         assert np.array_equal(before, model.server_centers_) is (not expect_refit)
+        assert victim not in set(model.client_ids(0).tolist())
         if mode == "strict":
             assert sum(model.counts_.values()) == len(X) - 1
 
 
 def test_removing_a_seed_reseeds_the_client_and_refits(problem):
     X, parts = problem
-    model = MUFC(4, aggregation="plaintext", random_state=2).fit(X, parts)
-    state = model._clients[1]
-    report = model.remove(1, [int(state.ids[state.seeds[0]])])
+    model = MUFC(K, aggregation="plaintext", random_state=2).fit(X, parts)
+    report = model.remove(1, [seed_ids(model, X, 1)[0]])
+    assert isinstance(report, RemovalReport)
     assert report.clients_reseeded == (1,) and report.server_refit
 
 
 def test_remove_clients_drops_their_counts(problem):
     X, parts = problem
-    model = MUFC(4, aggregation="scma", random_state=2).fit(X, parts)
+    model = MUFC(K, aggregation="scma", random_state=2).fit(X, parts)
     model.remove_clients([0, 3])
     assert sum(model.counts_.values()) == len(X) - len(parts[0]) - len(parts[3])
+    assert model.client_size(0) == 0 and model.client_centers_[0] is None
     with pytest.raises(ValueError, match="already removed"):
         model.remove(0, [int(parts[0][0])])
 
 
 def test_removal_errors_are_clear(problem):
     X, parts = problem
-    model = MUFC(4, aggregation="plaintext", random_state=0).fit(X, parts)
+    with pytest.raises(NotFittedError):
+        MUFC(K).remove(0, [0])
+    model = MUFC(K, aggregation="plaintext", random_state=0).fit(X, parts)
     other = int(parts[1][0])
     with pytest.raises(ValueError, match=rf"client 0 does not hold rows \[{other}\]"):
         model.remove(0, [other])
@@ -103,13 +125,17 @@ def test_removal_errors_are_clear(problem):
     with pytest.raises(ValueError, match="outside"):
         model.remove(99, [mine])
     with pytest.raises(ValueError, match="server_update"):
-        MUFC(4, server_update="eager").fit(X, parts)
+        MUFC(K, server_update="eager").fit(X, parts)
+    with pytest.raises(TypeError, match="server_n_init must be an int"):
+        MUFC(K, server_n_init=2.5).fit(X, parts)
 
 
-def test_full_client_training_and_weighted_centres_run(problem):
+def test_full_client_training_retrains_on_every_removal(problem):
     X, parts = problem
-    model = MUFC(4, client_lloyd=True, server_data="weighted_centers", aggregation="plaintext", random_state=0)
+    model = MUFC(K, client_lloyd=True, server_data="weighted_centers", aggregation="plaintext", random_state=0)
     model.fit(X, parts)
     report = model.remove(2, [int(parts[2][0])])
     assert report.clients_reseeded == (2,)
-    assert np.isfinite(model.federated_loss())
+    # weighted bin centres: the server's data are the occupied bins, weighted by the remaining counts
+    assert sum(model.counts_.values()) == len(X) - 1
+    assert model.federated_loss_ >= kmeans_objective(X[model.remaining_data()[0]], model.server_centers_) - 1e-9

@@ -4,19 +4,20 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
-from hypothesis import given
+from hypothesis import assume, given
 from hypothesis import strategies as st
+from sklearn.exceptions import NotFittedError
 
-from fedlib.cluster import SecFC, centralized_lloyd, clustering_accuracy, default_colluders, lloyd
-from fedlib.data import iid_partition
+from fedlib.cluster import centralized_lloyd, kmeans_objective
+from fedlib.data import iid_partition, make_blobs
 from fedlib.field import FieldOverflowError, quantize
+from fedlib.secagg import SecFC, default_colluders
 
 
 def _blobs(m, d, k, std, seed):
-    rng = np.random.default_rng(seed)
-    centers = rng.uniform(-10, 10, size=(k, d))
-    y = rng.integers(0, k, m)
-    return centers[y] + rng.normal(0, std, size=(m, d)), y
+    """``m`` points in ``k`` near-equal Gaussian clusters in ``[-10, 10]^d``."""
+    sizes = np.full(k, m // k) + (np.arange(k) < m % k)
+    return make_blobs(sizes, d, cluster_std=std, center_box=(-10.0, 10.0), random_state=seed)
 
 
 @given(
@@ -30,8 +31,7 @@ def _blobs(m, d, k, std, seed):
     data=st.data(),
 )
 def test_secfc_equals_quantized_lloyd_at_every_iteration(n, ell, d, k, std, init, seed, data):
-    if 2 * ell + 1 > n or ell > d:
-        return
+    assume(2 * ell + 1 <= n and ell <= d)
     t = data.draw(st.integers(1, (n + 1 - 2 * ell) // 2))
     R = 2 * ell + 2 * t - 1
     n_responders = data.draw(st.integers(R, n))
@@ -91,23 +91,6 @@ def test_revealed_centers_are_the_quantized_means():
     np.testing.assert_array_equal(model.reveal_centers(), expected)
 
 
-def test_float_reference_matches_plain_lloyd_from_the_same_start():
-    X, y = _blobs(500, 10, 4, 1.0, 5)
-    run = centralized_lloyd(X, 4, random_state=0)
-    start = np.array([X[run.history[1] == h].mean(axis=0) for h in range(4)])
-    np.testing.assert_array_equal(lloyd(X, start, tol=0.0).labels, run.labels)
-    assert clustering_accuracy(y, run.labels) > 0.99
-
-
-def test_separation_initialisation_starts_from_seed_neighbourhoods():
-    X, _ = _blobs(400, 5, 4, 0.5, 6)
-    run = centralized_lloyd(X, 4, scale=10.0, random_state=1)
-    first = run.history[0]
-    assert set(np.unique(first)) <= {-1, 0, 1, 2, 3}
-    for h, seed in enumerate(run.seeds):
-        assert first[seed] == h
-
-
 @pytest.mark.parametrize(
     ("kwargs", "n", "error", "match"),
     [
@@ -118,6 +101,10 @@ def test_separation_initialisation_starts_from_seed_neighbourhoods():
         ({"n_responders": 8}, 10, ValueError, "recovery threshold 2ℓ\\+2t-1 = 9"),
         ({"check_overflow": "sometimes"}, 10, ValueError, "check_overflow"),
         ({"init": "forgy"}, 10, ValueError, "init must be"),
+        ({"n_segments": 1.5}, 10, TypeError, "n_segments must be an int"),
+        ({"n_colluders": 2.0}, 10, TypeError, "n_colluders must be an int"),
+        ({"n_responders": 9.5}, 10, TypeError, "n_responders must be an int"),
+        ({"scale": 3 + 0j}, 10, TypeError, "scale must be a real number"),
     ],
 )
 def test_bad_parameters_raise(kwargs, n, error, match):
@@ -138,3 +125,21 @@ def test_default_colluders():
     assert default_colluders(4) == 1  # ⌈4/3⌉ = 2 would need n >= 5
     with pytest.raises(ValueError, match="no t >= 1"):
         default_colluders(2)
+
+
+def test_fitted_model_keeps_no_shares_and_reveals_the_quantized_means():
+    X, _ = _blobs(300, 6, 3, 1.0, 7)
+    model = SecFC(3, n_segments=2, n_colluders=2, scale=25.0, random_state=1).fit(X, iid_partition(300, 9))
+    kept = [v for v in vars(model).values() if isinstance(v, np.ndarray)]
+    assert max(v.nbytes for v in kept) < 300 * 6 * 8  # nothing of the size of the shared data set
+    centres = model.reveal_centers()
+    np.testing.assert_array_equal(model.predict(X), np.argmin(((X[:, None] - centres[None]) ** 2).sum(-1), axis=1))
+    means = np.stack([X[model.labels_ == h].mean(axis=0) for h in range(3)])
+    assert model.federated_loss_ == pytest.approx(kmeans_objective(X, means, labels=model.labels_))
+
+
+def test_not_fitted():
+    with pytest.raises(NotFittedError):
+        SecFC(2).reveal_centers()
+    with pytest.raises(NotFittedError):
+        SecFC(2).predict(np.zeros((3, 2)))

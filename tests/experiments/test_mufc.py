@@ -6,6 +6,7 @@ import numpy as np
 import pytest
 
 from fedlib.experiments import mufc as experiments
+from fedlib.experiments import verdict as fedlib_verdict
 from fedlib.papers import mufc as paper
 
 
@@ -28,14 +29,14 @@ def test_loss_ratio_trials_has_every_method_and_trial():
     ("ours", "theirs", "verdict"),
     [((1.14, 0.01), (1.14, 0.03), "matches"), ((1.0, 0.0), (1.46, 0.01), "lower"), ((2.0, 0.0), (1.2, 0.0), "higher")],
 )
-def test_compare(ours, theirs, verdict):
-    assert experiments.compare(ours, theirs) == verdict
+def test_verdict_with_mufc_slack(ours, theirs, verdict):
+    assert fedlib_verdict(ours, theirs, slack=experiments.VERDICT_SLACK) == verdict
 
 
 def test_scma_round_cost_is_exact_and_reports_bits():
     cost = experiments.scma_round_cost(n_clients=4, n_clusters=3, n_bins=10**30, n_samples=400, random_state=0)
-    assert cost["scma_bits"] == 2 * 3 * 4 * cost["prime_bits"]
-    assert cost["dense_bits"] > cost["scma_bits"]
+    assert cost.scma_bits == 2 * 3 * 4 * cost.prime_bits
+    assert cost.dense_bits > cost.scma_bits
 
 
 def test_paper_tables_cover_every_dataset():

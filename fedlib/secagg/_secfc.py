@@ -24,12 +24,30 @@ import time
 import numpy as np
 
 from fedlib._typing import NDArrayFloat, NDArrayInt, SeedLike
-from fedlib._validation import check_array, check_n_clusters, check_partition, spawn_generators
-from fedlib.cluster._distance_lloyd import N_STREAMS, _onehot, cluster_sizes, run_lloyd
-from fedlib.field._int64 import LimbMatrix, check_modulus, matmul_mod, mulmod, signed, sum_mod
-from fedlib.field._lagrange import SECFC_PRIME, LagrangeCode
-from fedlib.field._quantize import check_decoded, check_scale, max_safe_scale, quantize, to_field
+from fedlib._validation import (
+    check_array,
+    check_is_fitted,
+    check_n_clusters,
+    check_option,
+    check_partition,
+    check_scalar,
+    spawn_generators,
+)
+from fedlib.cluster import (
+    assign_to_nearest,
+    cluster_sizes,
+    cluster_sums,
+    distance_lloyd,
+    kmeans_objective,
+    membership_matrix,
+)
+from fedlib.field import LagrangeCode, LimbMatrix, check_decoded, check_modulus, mulmod, quantize, sum_mod, to_field
 from fedlib.secagg._lcc import share_all, share_every_index
+from fedlib.secagg._overflow import SECFC_PRIME, check_scale, max_safe_scale
+
+#: Spawned streams of a fit: child 0 initialises (as in :func:`fedlib.cluster.centralized_lloyd`),
+#: 1 draws the LCC masks, 2 picks the responding clients.
+N_STREAMS = 3
 
 
 class CodedDistances:
@@ -40,11 +58,22 @@ class CodedDistances:
     server decodes from the first ``R = 2ℓ+2t-1`` and checks the others
     against the decoded polynomial. Per-round times are recorded per client
     and for the server.
+
+    Parameters
+    ----------
+    code : LagrangeCode
+        The public LCC parameters (its prime below 2**50).
+    shares : ndarray of int64, shape (n_clients, m, ⌈d/ℓ⌉)
+        ``shares[j]`` is client ``j``'s share of every point (Phase 1).
+    n_responders : int
+        Clients that answer each round.
+    rng : numpy.random.Generator
+        Picks the responders.
     """
 
     def __init__(self, code: LagrangeCode, shares: NDArrayInt, *, n_responders: int, rng: np.random.Generator) -> None:
         self.code = code
-        self.q = code.prime
+        self.q = check_modulus(code.prime)
         self.shares = shares
         self.n_samples = shares.shape[1]
         self.n_responders = n_responders
@@ -62,7 +91,7 @@ class CodedDistances:
         if j not in self._limbs:  # split once, reused every round
             self._limbs[j] = LimbMatrix(self.shares[j], q)
         X = self._limbs[j]
-        M = X.left_mul(_onehot(labels, n_clusters).astype(np.int64))  # coded (unnormalised) centres, k × ⌈d/ℓ⌉
+        M = X.left_mul(membership_matrix(labels, n_clusters).toarray())  # coded (unnormalised) centres, k × ⌈d/ℓ⌉
         G = X.left_mul_transposed(M).T  # m × k
         centre_sq = sum_mod(mulmod(M, M, q), q)
         twice = np.mod(2 * sizes, q)[None, :]
@@ -102,16 +131,17 @@ class SecFC:
         the largest ``t`` with ``2ℓ+2t-1 ≤ n`` if that is smaller.
     scale : float or None, default=None
         ``λ`` of the quantization ``floor(λx)`` (App. A). ``None``: the largest
-        safe value, :func:`fedlib.field.max_safe_scale`.
+        safe value, :func:`fedlib.secagg.max_safe_scale`.
     radius : float or None, default=None
         Public bound ``R`` on every point's Euclidean norm, used by the
         overflow bound. ``None``: the largest norm in the data (a simulation
         shortcut: in deployment it must be agreed in advance).
-    prime : int, default=2**50-27
-        ``q``.
+    prime : int, default=SECFC_PRIME
+        ``q``, a prime below 2**50 (``2**50 - 27`` by default).
     init : "kmeans++", "random_assignment" or array of labels
-        See :func:`fedlib.cluster.centralized_lloyd`.
+        See :func:`fedlib.cluster.distance_lloyd`.
     max_iter : int, default=100
+        Most Lloyd rounds.
     n_responders : int or None, default=None
         Clients that answer each round (a random subset each time, as with
         stragglers); ``None``: all ``n``. Decoding uses ``2ℓ+2t-1`` of them;
@@ -130,23 +160,55 @@ class SecFC:
     Attributes
     ----------
     labels_ : ndarray of shape (m,)
-    run_ : LloydRun
-        Labels after every round, seeds, last decoded ``d'``.
+        Final clustering.
+    run_ : LloydResult
+        Labels after every round (``history``), seeds, last decoded ``d'``.
+    n_iter_ : int
+        Lloyd rounds run.
     code_ : LagrangeCode
+        The LCC parameters used.
     scale_ : float
+        ``λ`` used.
+    radius_ : float
+        ``R`` used by the overflow bound.
+    federated_loss_ : float
+        K-means objective of the final clustering on the raw data, each point
+        charged to the mean of its cluster; an evaluation the simulation can
+        make, not a quantity any party learns.
     sharing_seconds_ : float
         Phase 1 for all clients together.
     client_seconds_ : list of list of float
         Per round, each responding client's compute time.
     server_seconds_ : list of float
         Per round, decoding plus assignment.
+    n_seed_rounds_ : int
+        Rounds spent on K-means++ seeds (0 for other inits).
+    responders_ : list of list of int
+        The clients that answered each round.
     upload_elements_per_round_ : int
         Field elements each client sends per round: ``k m``.
 
     Notes
     -----
     Noise comes from seeded PCG64 streams, which is right for a reproducible
-    simulation and wrong for deployment (use a CSPRNG there).
+    simulation and wrong for deployment (use a CSPRNG there). A fitted model
+    keeps, of all the shares, only the coded centre sums of the final
+    clustering at ``ℓ+t`` clients: what :meth:`reveal_centers` needs.
+    Used in :doc:`/notebooks/secfc/secure_clustering`.
+
+    References
+    ----------
+    J. Li, Y. Hou, B. Buyukates, S. Avestimehr. "Secure Federated Clustering", 2022.
+
+    Examples
+    --------
+    >>> from fedlib.cluster import centralized_lloyd
+    >>> from fedlib.data import iid_partition, make_gaussian_mixture
+    >>> ds = make_gaussian_mixture(200, 5, 3, random_state=0)
+    >>> model = SecFC(3, random_state=0).fit(ds.X, iid_partition(200, 7, random_state=0))
+    >>> plain = centralized_lloyd(ds.X, 3, scale=model.scale_, random_state=0)
+    >>> bool((model.labels_ == plain.labels).all())  # SecFC Theorem 1: Lloyd on the quantized data, exactly
+    True
     """
 
     def __init__(
@@ -179,15 +241,29 @@ class SecFC:
         self.random_state = random_state
 
     def fit(self, X, parts) -> SecFC:
-        """Share the data of the clients ``parts`` (row indices of ``X``) and run coded Lloyd."""
+        """Share the data of the clients ``parts`` (row indices of ``X``) and run coded Lloyd.
+
+        Parameters
+        ----------
+        X : array-like of shape (m, d)
+            All points, in a global row order.
+        parts : list of array-like of int
+            Client ``j`` holds the rows ``X[parts[j]]``; they must partition the rows.
+
+        Returns
+        -------
+        SecFC
+            ``self``, fitted.
+        """
         X = check_array(X)
         m, d = X.shape
         k = check_n_clusters(self.n_clusters, m)
         parts = check_partition(parts, m)
         n = len(parts)
         q = check_modulus(self.prime)
-        ell = int(self.n_segments)
-        t = default_colluders(n, ell) if self.n_colluders is None else int(self.n_colluders)
+        ell = check_scalar(self.n_segments, "n_segments", "int", min_val=1)
+        t = default_colluders(n, ell) if self.n_colluders is None else self.n_colluders
+        t = check_scalar(t, "n_colluders", "int", min_val=0)
         code = LagrangeCode(n_clients=n, n_segments=ell, n_masks=t, prime=q)
         threshold = code.recovery_threshold(2)
         if n < threshold:
@@ -195,16 +271,21 @@ class SecFC:
                 f"SecFC decodes exactly only if n_clients >= 2*n_segments + 2*t - 1 (SecFC Theorem 1); "
                 f"got n_clients={n}, n_segments={ell}, t={t}, so need n_clients >= {threshold}."
             )
-        n_responders = n if self.n_responders is None else int(self.n_responders)
+        n_responders = n if self.n_responders is None else check_scalar(self.n_responders, "n_responders", "int")
         if not threshold <= n_responders <= n:
             raise ValueError(
                 f"n_responders={n_responders} must lie between the recovery threshold 2ℓ+2t-1 = {threshold} "
                 f"(SecFC Theorem 1) and n_clients={n}."
             )
-        if self.check_overflow not in ("bound", "runtime"):
-            raise ValueError(f"check_overflow must be 'bound' or 'runtime', got {self.check_overflow!r}.")
-        radius = float(np.sqrt(np.max(np.einsum("ij,ij->i", X, X)))) if self.radius is None else float(self.radius)
-        scale = max_safe_scale(m, d, radius, q) if self.scale is None else float(self.scale)
+        check_option(self.check_overflow, "check_overflow", ("bound", "runtime"))
+        if self.radius is None:
+            radius = float(np.sqrt(np.max(np.einsum("ij,ij->i", X, X))))
+        else:
+            radius = check_scalar(self.radius, "radius", "real", min_val=0.0)
+        if self.scale is None:
+            scale = max_safe_scale(m, d, radius, q)
+        else:
+            scale = check_scalar(self.scale, "scale", "real", min_val=0.0, include_min=False)
         if self.check_overflow == "bound":
             check_scale(scale, m, d, radius, q)
         init_rng, share_rng, network_rng = spawn_generators(self.random_state, N_STREAMS)
@@ -216,7 +297,7 @@ class SecFC:
         self.sharing_seconds_ = time.perf_counter() - start
 
         oracle = CodedDistances(code, shares, n_responders=n_responders, rng=network_rng)
-        run = run_lloyd(oracle, k, init=self.init, rng=init_rng, max_iter=self.max_iter)
+        run = distance_lloyd(oracle, k, init=self.init, max_iter=self.max_iter, random_state=init_rng)
         self.code_ = code
         self.n_features_in_ = d
         self.scale_ = scale
@@ -233,7 +314,14 @@ class SecFC:
         self.n_seed_rounds_ = n_seed_rounds
         self.responders_ = oracle.responders
         self.upload_elements_per_round_ = k * m
-        self._oracle = oracle
+        # What revealing the centres needs (SecFC Sec. 7): the coded sums of the final clusters at ℓ+t clients.
+        onehot = membership_matrix(run.labels, k).toarray()
+        self._reveal_clients = list(range(code.recovery_threshold(1)))
+        self._coded_sums = np.stack([code.field.matmul(onehot, shares[j]) for j in self._reveal_clients])
+        sizes = cluster_sizes(run.labels, k).astype(np.float64)
+        with np.errstate(divide="ignore", invalid="ignore"):
+            means = cluster_sums(X, run.labels, k) / sizes[:, None]
+        self.federated_loss_ = kmeans_objective(X, np.nan_to_num(means), labels=run.labels)
         return self
 
     def reveal_centers(self) -> NDArrayFloat:
@@ -244,26 +332,69 @@ class SecFC:
         ``β_1..β_ℓ`` are the segments of ``Σ_{i∈S_h} x̄_i``. Dividing by
         ``λ |S_h|`` (in the reals) gives the centres. Not part of Alg. 1: the
         paper keeps centres secret unless the clients choose to reveal them.
+
+        Returns
+        -------
+        ndarray of shape (n_clusters, n_features)
+            The quantized means divided by ``λ``; NaN rows for empty clusters.
         """
-        code, q = self.code_, self.code_.prime
-        k = int(self.n_clusters)
-        labels = self.labels_
-        who = list(range(code.recovery_threshold(1)))
-        onehot = _onehot(labels, k).astype(np.int64)
-        coded = np.stack([matmul_mod(onehot, self._oracle.shares[j], q) for j in who])
-        segments = code.decode(coded, who, 1)  # (ℓ, k, width)
+        check_is_fitted(self, "labels_")
+        code = self.code_
+        k = self._coded_sums.shape[1]
+        segments = code.decode(self._coded_sums, self._reveal_clients, 1)  # (ℓ, k, width)
         sums = np.concatenate(list(segments), axis=1)[:, : self.n_features_in_]
-        sizes = cluster_sizes(labels, k).astype(np.float64)
+        sizes = cluster_sizes(self.labels_, k).astype(np.float64)
         with np.errstate(divide="ignore", invalid="ignore"):
-            return signed(sums, q).astype(np.float64) / (self.scale_ * sizes[:, None])
+            return code.field.signed(sums).astype(np.float64) / (self.scale_ * sizes[:, None])
+
+    def predict(self, X) -> NDArrayInt:
+        """Nearest revealed centre (:meth:`reveal_centers`) for each row of ``X``: this reveals the centres.
+
+        Parameters
+        ----------
+        X : array-like of shape (n_samples, n_features)
+            Points to assign.
+
+        Returns
+        -------
+        ndarray of int64, shape (n_samples,)
+        """
+        check_is_fitted(self, "labels_")
+        X = check_array(X)
+        if X.shape[1] != self.n_features_in_:
+            raise ValueError(f"X has n_features={X.shape[1]}, the model was fitted with {self.n_features_in_}.")
+        centers = self.reveal_centers()
+        alive = np.flatnonzero(~np.isnan(centers).any(axis=1))  # an empty cluster is nobody's nearest centre
+        return alive[assign_to_nearest(X, centers[alive])[0]]
 
     @property
     def history_(self) -> list[NDArrayInt]:
+        """Clusterings from the initial one to the last (``run_.history``)."""
+        check_is_fitted(self, "run_")
         return self.run_.history
 
 
 def default_colluders(n_clients: int, n_segments: int = 1) -> int:
-    """``t = ⌈n/3⌉`` (SecFC Sec. 5), capped so that ``2ℓ+2t-1 ≤ n`` (Theorem 1); at least 1."""
+    """``t = ⌈n/3⌉`` (SecFC Sec. 5), capped so that ``2ℓ+2t-1 ≤ n`` (Theorem 1); at least 1.
+
+    Parameters
+    ----------
+    n_clients : int
+        ``n``.
+    n_segments : int, default=1
+        ``ℓ``.
+
+    Returns
+    -------
+    int
+
+    Examples
+    --------
+    >>> default_colluders(10), default_colluders(16), default_colluders(4)
+    (4, 6, 1)
+    """
+    n_clients = check_scalar(n_clients, "n_clients", "int", min_val=1)
+    n_segments = check_scalar(n_segments, "n_segments", "int", min_val=1)
     t = math.ceil(n_clients / 3)
     cap = (n_clients + 1 - 2 * n_segments) // 2
     if cap < 1:

@@ -6,6 +6,7 @@ import numpy as np
 import pytest
 
 from fedlib.experiments import secfc as experiments
+from fedlib.experiments import verdict
 from fedlib.papers import secfc as paper
 
 
@@ -25,7 +26,7 @@ def test_published_tables_are_complete():
 
 
 def test_accuracy_trials_and_table(small_mixture):
-    trials = experiments.accuracy_trials(small_mixture, n_clients=10, k_primes=(1, 2, 4), n_runs=2, seed=3)
+    trials = experiments.accuracy_trials(small_mixture, n_clients=10, k_primes=(1, 2, 4), n_runs=2, random_state=3)
     assert set(trials["method"]) == set(experiments.METHODS)
     assert len(trials) == 2 * 3 * 3
     secfc = trials[trials["method"] == "SecFC"]
@@ -39,9 +40,10 @@ def test_accuracy_trials_and_table(small_mixture):
 
 
 def test_compare_verdicts():
-    assert experiments.compare((96.0, 0.1), (96.3, 0.1)) == "matches"
-    assert experiments.compare((50.0, 1.0), (96.3, 0.1)) == "lower"
-    assert experiments.compare((99.0, 0.0), (75.0, 0.1)) == "higher"
+    slack = experiments.VERDICT_SLACK
+    assert verdict((96.0, 0.1), (96.3, 0.1), slack=slack) == "matches"
+    assert verdict((50.0, 1.0), (96.3, 0.1), slack=slack) == "lower"
+    assert verdict((99.0, 0.0), (75.0, 0.1), slack=slack) == "higher"
 
 
 def test_exactness_runs_cover_every_configuration(small_mixture):
@@ -57,9 +59,9 @@ def test_float_vs_quantized_converges_with_scale(small_mixture):
 
 def test_worked_example_decodes_the_plaintext():
     example = experiments.worked_example(random_state=5)
-    assert example["decoded equals plaintext"]
-    assert example["shares"].shape == (4, 5)
-    assert int(example["weights"]["weight w_r"].sum()) % example["code"].prime == 1  # weights sum to ℓ = 1
+    assert example.decoded_equals_plaintext
+    assert example.shares.shape == (4, 5)
+    assert int(example.weights["weight w_r"].sum()) % example.code.prime == 1  # weights sum to ℓ = 1
 
 
 def test_timing_sweep_shape():

@@ -1,0 +1,138 @@
+"""GF(p) on numpy arrays, one entry point for every prime: int64 residues below 2**50, Python ints above.
+
+SecFC's field (q < 2**50) is fast on int64 arrays with the float-assisted
+products of :mod:`fedlib.field._int64`; keys and the secrets of Shamir sharing
+need primes above 2**256, where residues are Python integers held in numpy
+object arrays. :class:`PrimeField` picks the path by the modulus and offers the
+same operations on both, so that the Lagrange code (and Shamir sharing, its
+one-segment case) is written once.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+
+from fedlib._typing import SeedLike
+from fedlib._validation import check_random_state
+from fedlib.field._int64 import MAX_MODULUS, as_residues, matmul_mod, mulmod, signed, sum_mod
+from fedlib.field._interpolation import lagrange_basis
+from fedlib.field._prime import check_prime, random_field_elements
+
+
+@dataclass(frozen=True)
+class PrimeField:
+    """The prime field GF(``prime``), with exact arithmetic on numpy arrays of residues.
+
+    Parameters
+    ----------
+    prime : int
+        A prime. Below 2**50 residues are ``int64`` and products use
+        :func:`fedlib.field.mulmod` / :func:`fedlib.field.matmul_mod`
+        (BLAS-speed, exact); from 2**50 on they are Python ints in ``object``
+        arrays (exact, interpreted, for keys and other large secrets).
+
+    Attributes
+    ----------
+    dtype : numpy dtype
+        ``int64`` or ``object``: the dtype of every array this field returns.
+
+    Examples
+    --------
+    >>> small, large = PrimeField(2**50 - 27), PrimeField(2**255 - 19)
+    >>> small.dtype, large.dtype
+    (dtype('int64'), dtype('O'))
+    >>> int(large.mul(large.asarray([-1]), large.asarray([-1]))[0])
+    1
+    """
+
+    prime: int
+
+    def __post_init__(self) -> None:
+        object.__setattr__(self, "prime", check_prime(self.prime))
+
+    @property
+    def is_int64(self) -> bool:
+        """Whether residues are int64 (``prime < 2**50``)."""
+        return self.prime < MAX_MODULUS
+
+    @property
+    def dtype(self) -> np.dtype:
+        return np.dtype(np.int64) if self.is_int64 else np.dtype(object)
+
+    def asarray(self, a) -> np.ndarray:
+        """Integers as residues in ``[0, p)``; negative integers wrap around (``-1`` becomes ``p - 1``).
+
+        Floats are refused (``TypeError``) rather than truncated.
+        """
+        if isinstance(a, np.ndarray) and a.dtype.kind not in "iuO":
+            raise TypeError(f"field elements must be integers, got an array of dtype {a.dtype}.")
+        if self.is_int64:
+            return as_residues(a, self.prime)
+        arr = np.asarray(a, dtype=object)
+        if not arr.size:
+            return arr
+        return np.vectorize(self._residue, otypes=[object])(arr).reshape(arr.shape)
+
+    def _residue(self, v) -> int:
+        if isinstance(v, (bool, np.bool_)) or not isinstance(v, (int, np.integer)):
+            raise TypeError(f"field elements must be integers, got {type(v).__name__} {v!r}.")
+        return int(v) % self.prime
+
+    def random(self, shape, random_state: SeedLike = None) -> np.ndarray:
+        """Independent uniform elements of GF(p) of the given shape.
+
+        The int64 path draws ``Generator.integers(0, p)``; the Python-int
+        path uses exact rejection sampling on random bytes
+        (:func:`fedlib.field.random_field_elements`).
+        """
+        rng = check_random_state(random_state)
+        if self.is_int64:
+            return rng.integers(0, self.prime, size=shape, dtype=np.int64)
+        size = int(np.prod(shape))
+        return np.array(random_field_elements(self.prime, size, random_state=rng), dtype=object).reshape(shape)
+
+    def _reduce(self, v) -> np.ndarray:
+        """``v mod p`` keeping the field's dtype (object arrays stay Python ints, even 0-d ones)."""
+        return np.mod(np.asarray(v, dtype=self.dtype), self.prime)
+
+    def add(self, a, b) -> np.ndarray:
+        """``a + b mod p`` elementwise for residues."""
+        return self._reduce(self.asarray(a) + self.asarray(b))
+
+    def sub(self, a, b) -> np.ndarray:
+        """``a - b mod p`` elementwise for residues."""
+        return self._reduce(self.asarray(a) - self.asarray(b))
+
+    def mul(self, a, b) -> np.ndarray:
+        """``a * b mod p`` elementwise for residues."""
+        if self.is_int64:
+            return mulmod(self.asarray(a), self.asarray(b), self.prime)
+        return self._reduce(self.asarray(a) * self.asarray(b))
+
+    def matmul(self, A, B) -> np.ndarray:
+        """``A @ B mod p`` for 2-D residue matrices."""
+        if self.is_int64:
+            return matmul_mod(A, B, self.prime)
+        A, B = self.asarray(A), self.asarray(B)
+        if A.ndim != 2 or B.ndim != 2 or A.shape[1] != B.shape[0]:
+            raise ValueError(f"cannot multiply shapes {A.shape} and {B.shape}.")
+        return self._reduce(A @ B)
+
+    def sum(self, a, *, axis: int = -1) -> np.ndarray:
+        """``a.sum(axis) mod p`` for residues, without overflow."""
+        if self.is_int64:
+            return sum_mod(a, self.prime, axis=axis)
+        return self._reduce(self.asarray(a).sum(axis=axis))
+
+    def signed(self, v) -> np.ndarray:
+        """Residues lifted to ``(-p/2, p/2]``, for quantities that may be negative."""
+        if self.is_int64:
+            return signed(v, self.prime)
+        v = self.asarray(v)
+        return np.where(v > self.prime // 2, v - self.prime, v)
+
+    def lagrange_basis(self, nodes, targets) -> np.ndarray:
+        """:func:`fedlib.field.lagrange_basis` as a ``(len(targets), len(nodes))`` array of this field."""
+        return np.array(lagrange_basis(nodes, targets, self.prime), dtype=self.dtype).reshape(len(targets), len(nodes))

@@ -1,0 +1,21 @@
+"""Shapes of the public datasets the book loads, for labelled stand-ins when a file cannot be had.
+
+A stand-in keeps the shape of the data it replaces: ``(display name, cluster
+sizes largest first, n_features)``. Celltype and Covtype take MUFC's published
+K-means cluster sizes (App. M.1); MNIST's test set its published class counts
+(LeCun et al. 1998); the LEAF FEMNIST sample and the partial Postures file the
+size and dimension of the registered files, spread evenly over their classes.
+"""
+
+from __future__ import annotations
+
+from fedlib.papers.mufc import DATASET_SPECS
+
+#: name in :func:`fedlib.data.load` -> (display name, cluster sizes, n_features).
+STANDIN_SHAPES: dict[str, tuple[str, tuple[int, ...], int]] = {
+    "celltype": ("Celltype", DATASET_SPECS["Celltype"].cluster_sizes, DATASET_SPECS["Celltype"].n_features),
+    "covtype": ("Covtype", DATASET_SPECS["Covtype"].cluster_sizes, DATASET_SPECS["Covtype"].n_features),
+    "mnist_test": ("MNIST test", (980, 1135, 1032, 1010, 982, 892, 958, 1028, 974, 1009), 784),
+    "femnist_sample": ("FEMNIST (LEAF sample)", (264,) * 61 + (289,), 784),
+    "postures_partial": ("Postures (partial)", (3359, 3359, 3359), 15),
+}
