@@ -130,9 +130,50 @@ def beside_paper(trials: pd.DataFrame, published: paper.Table, key: int) -> pd.D
                 "paper": paper.paper_cell(theirs),
                 "verdict": verdict(ours, theirs, slack=VERDICT_SLACK),
                 "runs": len(group),
+                "mean": ours[0],
+                "std": ours[1],
+                "paper mean": theirs[0],
             }
         )
     return pd.DataFrame(rows)
+
+
+@dataclass(frozen=True)
+class AccuracyTable:
+    """One of SecFC's accuracy tables rerun: the runs and our cells beside the paper's."""
+
+    dataset: Dataset  #: the data (its ``name`` says what it is)
+    trials: pd.DataFrame  #: one row per method, k' and run (:func:`accuracy_trials`)
+    side_by_side: pd.DataFrame  #: ours beside the paper per method and k' (:func:`beside_paper`)
+
+
+def gaussian_tables(
+    *, n_samples: dict[int, int], n_runs: dict[int, int], random_state: SeedLike = 0
+) -> dict[tuple[float, int], AccuracyTable]:
+    """SecFC Tables 1 and 2: every ``(σ, k)`` of the paper, with ``n_samples[k]`` points and ``n_runs[k]`` runs."""
+    tables = {}
+    for sigma, published in [(1.0, paper.TABLE1), (20.0, paper.TABLE2)]:
+        for k, setup in paper.GAUSSIAN_SETTINGS.items():
+            data = gaussian_problem(k, sigma, n_samples=n_samples[k], random_state=random_state)
+            trials = accuracy_trials(
+                data, n_clients=setup["n_clients"], k_primes=setup["k_primes"], n_runs=n_runs[k],
+                random_state=random_state,
+            )  # fmt: skip
+            tables[(sigma, k)] = AccuracyTable(data, trials, beside_paper(trials, published, k))
+    return tables
+
+
+def mnist_tables(*, n_runs: int, random_state: SeedLike = 0) -> dict[int, AccuracyTable]:
+    """SecFC Table 3: rotated MNIST for each digit of the paper."""
+    tables = {}
+    for digit in paper.MNIST_DIGITS:
+        data = rotated_mnist(digit, random_state=random_state)
+        trials = accuracy_trials(
+            data, n_clients=paper.MNIST_N_CLIENTS, k_primes=paper.MNIST_K_PRIMES, n_runs=n_runs,
+            random_state=random_state,
+        )  # fmt: skip
+        tables[digit] = AccuracyTable(data, trials, beside_paper(trials, paper.TABLE3, digit))
+    return tables
 
 
 def wide_table(side_by_side: pd.DataFrame) -> pd.DataFrame:

@@ -1,6 +1,9 @@
-"""One figure style for every chapter, and helpers that take an ``ax`` and return it."""
+"""One figure style for every chapter, and helpers that take an ``ax`` and return it.
 
-from fedlib.plot._helpers import client_heatmap, cluster_size_bars, projection_scatter
+:func:`ours_beside_paper` is the one figure that sets our numbers beside a paper's.
+"""
+
+from fedlib.plot._helpers import client_heatmap, cluster_size_bars, ours_beside_paper, projection_scatter
 from fedlib.plot._style import PALETTE, use_style
 
-__all__ = ["PALETTE", "client_heatmap", "cluster_size_bars", "projection_scatter", "use_style"]
+__all__ = ["PALETTE", "client_heatmap", "cluster_size_bars", "ours_beside_paper", "projection_scatter", "use_style"]

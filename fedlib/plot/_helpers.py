@@ -8,6 +8,56 @@ from matplotlib.axes import Axes
 from fedlib.plot._style import PALETTE
 
 
+def ours_beside_paper(
+    ax: Axes,
+    table,
+    *,
+    category: str,
+    method: str = "method",
+    mean: str = "mean",
+    std: str | None = "std",
+    paper: str = "paper mean",
+    category_labels=None,
+) -> Axes:
+    """The book's "ours beside the paper" figure: grouped bars of our means, the paper's values as black marks.
+
+    Parameters
+    ----------
+    ax : matplotlib Axes
+        Where to draw.
+    table : pandas.DataFrame
+        One row per (category, method) with our mean, optionally our standard
+        deviation (error bar) and the paper's mean; the row order gives the
+        order of categories and methods.
+    category : str
+        Column of the x-axis groups (e.g. "dataset" or "k'").
+    method : str, default="method"
+        Column of the bars within a group; each method keeps its colour.
+    mean, std, paper : str
+        Columns of our mean, our standard deviation (``None``: no error bars)
+        and the paper's mean (NaN: nothing published, no mark).
+    category_labels : sequence of str, optional
+        Tick labels; the category values by default.
+
+    Returns
+    -------
+    Axes
+    """
+    frame = table.reset_index()
+    categories = list(dict.fromkeys(frame[category]))
+    methods = list(dict.fromkeys(frame[method]))
+    width = 0.8 / len(methods)
+    pos = np.arange(len(categories))
+    for m, name in enumerate(methods):
+        rows = frame[frame[method] == name].set_index(category).reindex(categories)
+        x = pos + (m - (len(methods) - 1) / 2) * width
+        errors = None if std is None else rows[std].to_numpy(dtype=float)
+        ax.bar(x, rows[mean], width, yerr=errors, color=PALETTE[m % len(PALETTE)], label=f"{name} (ours)")
+        ax.scatter(x, rows[paper], marker="_", s=220, color="black", zorder=3, label="paper" if m == 0 else None)
+    ax.set_xticks(pos, category_labels if category_labels is not None else [str(c) for c in categories])
+    return ax
+
+
 def cluster_size_bars(ax: Axes, sizes, *, label: str | None = None, color: str | None = None) -> Axes:
     """Bar chart of cluster sizes, largest first (the papers' "sizes of the K clusters")."""
     sizes = np.sort(np.asarray(sizes))[::-1]
