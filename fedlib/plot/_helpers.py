@@ -58,12 +58,45 @@ def ours_beside_paper(
     return ax
 
 
-def cluster_size_bars(ax: Axes, sizes, *, label: str | None = None, color: str | None = None) -> Axes:
-    """Bar chart of cluster sizes, largest first (the papers' "sizes of the K clusters")."""
-    sizes = np.sort(np.asarray(sizes))[::-1]
-    ax.bar(np.arange(1, sizes.size + 1), sizes, color=color or PALETTE[0], label=label)
-    ax.set_xlabel("cluster (largest first)")
-    ax.set_ylabel("points")
+def cluster_size_bars(
+    ax: Axes,
+    sizes,
+    *,
+    published=None,
+    normalize: bool = False,
+    label: str | None = "ours",
+    color: str | None = None,
+) -> Axes:
+    """Bar chart of cluster sizes, largest first, with published sizes as dots (the papers' "sizes of the K clusters").
+
+    Parameters
+    ----------
+    ax : matplotlib Axes
+        Where to draw.
+    sizes : array-like of int
+        Our cluster sizes, in any order.
+    published : sequence of int, optional
+        A paper's sizes for the same number of clusters; drawn as dots when given.
+    normalize : bool, default=False
+        Plot shares of the points instead of counts.
+    label : str or None, default="ours"
+        Legend label of the bars.
+    color : str, optional
+        Bar colour (the palette's first by default).
+
+    Returns
+    -------
+    Axes
+    """
+    sizes = np.sort(np.asarray(sizes, dtype=float))[::-1]
+    ranks = np.arange(1, sizes.size + 1)
+    scale = sizes.sum() if normalize else 1.0
+    ax.bar(ranks, sizes / scale, color=color or PALETTE[0], label=label)
+    if published is not None and len(published) == sizes.size:
+        theirs = np.sort(np.asarray(published, dtype=float))[::-1]
+        ax.plot(ranks, theirs / (theirs.sum() if normalize else 1.0), "o", color=PALETTE[3], label="published")
+    ax.set_xlabel("cluster, largest first")
+    ax.set_ylabel("share of points" if normalize else "points")
     return ax
 
 
