@@ -7,6 +7,8 @@
    loop-based K-means++ (a Python loop over points, distances recomputed for every
    centre), on Celltype, checking that both reach the same loss ratio.
 3. SCMA for L=100 clients and K=10: encode and decode time against the server's clustering time.
+4. One removal that re-seeds nobody against client size (MUFC Theorem 5.4: O(R K), independent of n^(l)):
+   the median time of such removals for one client of 1k to 256k points, as a ratio to the 1k client.
 
 BLAS is pinned to one thread so that small matrix products are not slowed by thread pools.
 """
@@ -20,7 +22,9 @@ import numpy as np
 from threadpoolctl import threadpool_limits
 
 from fedlib.cluster import KMeans, kmeans_objective, kmeans_plusplus
+from fedlib.data import make_blobs
 from fedlib.experiments import mufc as experiments
+from fedlib.unlearn import MUFC
 
 
 def loop_kmeans_plusplus(X: np.ndarray, k: int, rng: np.random.Generator) -> np.ndarray:
@@ -82,6 +86,27 @@ def main() -> None:
             f"decode / server clustering = {cost.decode_seconds / server:.2f}; "
             f"{cost.scma_bits:,} bits per client"
         )
+
+
+        print("\n4. A removal that re-seeds nobody, against client size (K=10, d=10, one big client + 9 small ones)")
+        base = None
+        for n_big in [1_000, 4_000, 16_000, 64_000, 256_000]:
+            sizes = (n_big // 10,) * 10
+            X, _ = make_blobs(sizes, 10, cluster_std=0.1, random_state=rng)
+            small = 100
+            parts = [np.arange(n_big)] + [n_big + small * j + np.arange(small) for j in range(9)]
+            X = np.vstack([X, make_blobs((small * 9,), 10, random_state=rng)[0]])
+            model = MUFC(10, aggregation="plaintext", server_n_init=1, random_state=rng).fit(X, parts)
+            ids = model.client_ids(0)
+            is_seed = (X[ids][:, None, :] == model.client_centers_[0][None]).all(axis=2).any(axis=1)
+            victims = rng.permutation(ids[~is_seed])[:200]
+            times = [model.remove(0, [int(v)]).client_seconds for v in victims]
+            median = float(np.median(times))
+            base = base or median
+            print(
+                f"  client of {n_big:>7,} points: median client time {median * 1e6:7.1f} us, "
+                f"{median / base:5.2f}x the 1k client"
+            )
 
 
 if __name__ == "__main__":

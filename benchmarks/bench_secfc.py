@@ -46,6 +46,23 @@ SMALL_SAMPLES = 4096
 NAIVE_SHAPE = (2000, 100, 16)  # (rows, inner, columns) of the Python-int reference product
 
 
+def retained_bytes(obj, _seen: set[int] | None = None) -> int:
+    """Bytes of the numpy arrays reachable from ``obj`` through attributes, containers and dataclasses."""
+    seen = set() if _seen is None else _seen
+    if id(obj) in seen:
+        return 0
+    seen.add(id(obj))
+    if isinstance(obj, np.ndarray):
+        return obj.nbytes
+    if isinstance(obj, dict):
+        return sum(retained_bytes(v, seen) for v in obj.values())
+    if isinstance(obj, (list, tuple, set)):
+        return sum(retained_bytes(v, seen) for v in obj)
+    if hasattr(obj, "__dict__") and not isinstance(obj, type):
+        return sum(retained_bytes(v, seen) for v in vars(obj).values())
+    return 0
+
+
 def secfc_iteration(args: argparse.Namespace, n_samples: int) -> None:
     k = 16
     setting = paper.GAUSSIAN_SETTINGS[k]
@@ -80,6 +97,11 @@ def secfc_iteration(args: argparse.Namespace, n_samples: int) -> None:
     fit = KFED(k, n_local_clusters=args.k_prime, server_max_iter=300, random_state=args.seed).fit(ds.X, parts)
 
     print(f"  Lloyd rounds {model.n_iter_} (+{model.n_seed_rounds_} seed rounds), scale λ={model.scale_:.4g}")
+    shares_mib = n_clients * n_samples * paper.N_FEATURES * 8 / 2**20
+    print(
+        f"  arrays a fitted model keeps: {retained_bytes(model) / 2**20:.1f} MiB "
+        f"(the shares alone are {shares_mib:.0f} MiB; reveal_centers needs only l+t coded centre sums)"
+    )
     seconds = {
         "client seconds per Lloyd round (mean over responders)": client,
         "server seconds per Lloyd round (decode + assign)": server,
