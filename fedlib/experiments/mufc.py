@@ -82,10 +82,27 @@ def prepare(
 ) -> FederatedProblem:
     """Load a MUFC dataset, scale it, fit phi_c^*, and split it over clients as MUFC does.
 
-    The split is the authors' non-iid one with ``K' = round(sqrt(K))`` drawn from
-    K-means labels (MUFC App. M.1, guide Sec. 6.2), with ``L`` from App. M.1;
-    FEMNIST keeps its natural writer partition (guide, ambiguity 6). Partial
-    Postures has 3 of the 5 postures, so K = 3.
+    The split is the authors' non-iid one (their ``split_data``) with
+    ``K' = round(sqrt(K))`` drawn from K-means labels (MUFC App. M.1), with ``L``
+    from App. M.1 (fewer clients when the data are subsampled, so that a client
+    holds about 4K points or more); FEMNIST keeps its natural partition by
+    writer, as the paper's clients are writers. Partial Postures has 3 of the 5
+    postures, so its K is 3.
+
+    Parameters
+    ----------
+    name : str
+        A dataset of MUFC Table 1 (:data:`fedlib.papers.mufc.DATASETS`).
+    max_samples : int or None
+        Subsample to at most this many rows (CI scale); ``None``: all rows.
+    n_init : int, default=10
+        K-means restarts for ``phi_c^*`` and the labels the split is drawn from.
+    random_state : int, Generator or None
+        Draws the subsample, the K-means runs and the split.
+
+    Returns
+    -------
+    FederatedProblem
     """
     rng = check_random_state(random_state)
     if name not in SOURCES:
