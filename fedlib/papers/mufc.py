@@ -107,6 +107,9 @@ N_TRIALS: dict[str, int] = {name: (3 if name == "FEMNIST" else 5) for name in DA
 #: K-means restarts of the authors' code: 3 for FEMNIST (784 dimensions, 62 clusters), 10 otherwise.
 N_INIT: dict[str, int] = {name: (3 if name == "FEMNIST" else 10) for name in DATASETS}
 
+#: Fig. 5: points removed per batch request.
+BATCH_SIZES = (10, 30)
+
 #: Clients per dataset (App. M.1), from the table above.
 N_CLIENTS: dict[str, int] = {name: DATASET_SPECS[name].n_clients for name in DATASETS}
 
