@@ -28,15 +28,21 @@ def clustering_accuracy(labels_true, labels_pred) -> float:
         ``max_pi (1/n) sum_i [pi(labels_pred[i]) == labels_true[i]]`` over
         injective matchings ``pi``, a value in ``[0, 1]``.
 
+    Raises
+    ------
+    ValueError
+        If the two label arrays differ in length or are empty.
+
     Notes
     -----
     Cost O(n + k_true·k_pred·min(k_true, k_pred)). This is the accuracy that
-    SecFC reports for its rotated-MNIST experiment (SecFC §5.2, Table 3).
-    Used in :doc:`/secfc`.
+    SecFC reports in all its tables (SecFC Sec. 5: the Hungarian method finds
+    the best permutation of the labels; Tables 1-3).
+    Used in :doc:`/notebooks/secfc/secure_clustering`.
 
     References
     ----------
-    J. Li, Y. Hou, B. Buyukates, S. Avestimehr. "Secure Federated Clustering", 2022.
+    S. Li, S. Hou, B. Buyukates, S. Avestimehr. "Secure Federated Clustering", 2022.
 
     Examples
     --------

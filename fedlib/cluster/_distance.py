@@ -12,7 +12,23 @@ _CHUNK_ELEMENTS = 2**22
 
 
 def row_norms_squared(X: NDArrayFloat) -> NDArrayFloat:
-    """Return ``||x_i||^2`` for every row (``einsum`` avoids a temporary copy of ``X``)."""
+    """Return ``||x_i||²`` for every row (``einsum`` avoids a temporary copy of ``X``).
+
+    Parameters
+    ----------
+    X : ndarray of shape (n_samples, n_features)
+        The points.
+
+    Returns
+    -------
+    ndarray of shape (n_samples,)
+        Squared Euclidean norm of each row.
+
+    Examples
+    --------
+    >>> row_norms_squared(np.array([[3.0, 4.0], [1.0, 0.0]])).tolist()
+    [25.0, 1.0]
+    """
     return np.einsum("ij,ij->i", X, X)
 
 
@@ -22,10 +38,29 @@ def squared_distances(
     *,
     x_squared_norms: NDArrayFloat | None = None,
 ) -> NDArrayFloat:
-    """Matrix of squared distances ``||x_i - c_j||^2``, shape ``(n_samples, n_centers)``.
+    """Matrix of squared distances ``||x_i − c_j||²``, shape ``(n_samples, n_centers)``.
 
-    Uses ``||x||^2 - 2 x.c + ||c||^2`` (one BLAS matrix product) and clips the
+    Uses ``||x||² − 2 x·c + ||c||²`` (one BLAS matrix product) and clips the
     round-off negatives to zero.
+
+    Parameters
+    ----------
+    X : ndarray of shape (n_samples, n_features)
+        The points.
+    centers : ndarray of shape (n_centers, n_features)
+        The centres.
+    x_squared_norms : ndarray of shape (n_samples,) or None, default=None
+        Precomputed ``||x_i||²``; computed here when ``None``.
+
+    Returns
+    -------
+    ndarray of shape (n_samples, n_centers)
+        Non-negative squared distances.
+
+    Examples
+    --------
+    >>> squared_distances(np.array([[0.0, 0.0], [3.0, 4.0]]), np.array([[0.0, 0.0]])).ravel().tolist()
+    [0.0, 25.0]
     """
     if x_squared_norms is None:
         x_squared_norms = row_norms_squared(X)
@@ -47,6 +82,28 @@ def assign_to_nearest(
 
     Ties go to the lowest centre index, as in :func:`numpy.argmin`. Work is done
     in row chunks so memory stays bounded for large ``n_samples * n_centers``.
+
+    Parameters
+    ----------
+    X : ndarray of shape (n_samples, n_features)
+        The points.
+    centers : ndarray of shape (n_centers, n_features)
+        The centres.
+    x_squared_norms : ndarray of shape (n_samples,) or None, default=None
+        Precomputed ``||x_i||²``; computed here when ``None``.
+
+    Returns
+    -------
+    labels : ndarray of int64, shape (n_samples,)
+        Index of the nearest centre of each row.
+    min_distances : ndarray of shape (n_samples,)
+        Squared distance from each row to that centre.
+
+    Examples
+    --------
+    >>> labels, d2 = assign_to_nearest(np.array([[0.0], [4.0]]), np.array([[1.0], [5.0]]))
+    >>> labels.tolist(), d2.tolist()
+    ([0, 1], [1.0, 1.0])
     """
     n = X.shape[0]
     if x_squared_norms is None:

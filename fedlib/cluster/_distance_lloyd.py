@@ -57,7 +57,19 @@ _INITS = ("kmeans++", "random_assignment")
 
 
 class DistanceOracle(Protocol):
-    """Returns ``d'_{i,h} = ||Σ_{i'∈S_h} x_{i'} − |S_h| x_i||²`` for a clustering ``labels`` (-1: in no cluster)."""
+    """Where distance-driven Lloyd gets ``d'_{i,h} = ||Σ_{i'∈S_h} x_{i'} − |S_h| x_i||²`` (SecFC Alg. 1, line 15).
+
+    ``oracle(labels, n_clusters)`` returns the ``(n_samples, n_clusters)``
+    matrix of ``d'`` for the clustering ``labels`` (label -1: in no cluster).
+    A protocol: any object with this attribute and call signature qualifies
+    (:class:`PlainIntegerDistances`, :class:`FloatDistances`,
+    :class:`fedlib.secagg.CodedDistances`).
+
+    Attributes
+    ----------
+    n_samples : int
+        Number of points, m.
+    """
 
     n_samples: int
 
@@ -69,13 +81,23 @@ class PlainIntegerDistances:
 
     Cluster sums are exact int64 sparse products; the cross products go
     through float64 BLAS when every partial sum is provably below 2**53 (then
-    exact) and through int64 otherwise; a result that could pass 2**62 raises
-    :class:`fedlib.field.FieldOverflowError`.
+    exact) and through int64 otherwise.
 
     Parameters
     ----------
     X_int : array-like of int of shape (m, d)
         The quantized points.
+
+    Raises
+    ------
+    fedlib.field.FieldOverflowError
+        If ``4 m² d max|x̄|²`` reaches 2**62, so that some ``d'`` could overflow int64.
+
+    Examples
+    --------
+    >>> oracle = PlainIntegerDistances([[0], [2], [10]])
+    >>> oracle(np.array([0, 0, 1]), 2).tolist()  # |S_0| = 2: d' = ||x_0 + x_1 − 2 x_i||²
+    [[4, 100], [4, 64], [324, 0]]
     """
 
     def __init__(self, X_int) -> None:
@@ -92,6 +114,7 @@ class PlainIntegerDistances:
         self._float_exact = float(m) * top * top * d < 2.0**53
 
     def __call__(self, labels: NDArrayInt, n_clusters: int) -> NDArrayInt:
+        """Exact ``d'`` as int64, shape ``(m, n_clusters)``, for the clustering ``labels``."""
         sizes = cluster_sizes(labels, n_clusters)
         T = cluster_sums(self.X, labels, n_clusters)  # exact: |T| <= m max|x̄| < 2**53
         if self._float_exact:
@@ -103,12 +126,17 @@ class PlainIntegerDistances:
 
 
 class FloatDistances:
-    """``d'`` in floating point on the raw data: the paper's centralized Lloyd.
+    """``d'`` in floating point on the raw data: SecFC's centralized Lloyd baseline (SecFC Sec. 5).
 
     Parameters
     ----------
     X : array-like of shape (m, d)
         The points.
+
+    Examples
+    --------
+    >>> FloatDistances([[0.0], [2.0], [10.0]])(np.array([0, 0, 1]), 2).tolist()
+    [[4.0, 100.0], [4.0, 64.0], [324.0, 0.0]]
     """
 
     def __init__(self, X) -> None:
@@ -116,6 +144,7 @@ class FloatDistances:
         self.n_samples = self.X.shape[0]
 
     def __call__(self, labels: NDArrayInt, n_clusters: int) -> np.ndarray:
+        """``d' = |S_h|² ||μ_h − x_i||²`` in float64, shape ``(m, n_clusters)``, for the clustering ``labels``."""
         sizes = cluster_sizes(labels, n_clusters)
         sums = cluster_sums(self.X, labels, n_clusters)
         means = sums / np.maximum(sizes, 1)[:, None]
@@ -132,6 +161,12 @@ class OracleColumns:
     ----------
     oracle : DistanceOracle
         Where the distances come from (one oracle call per column).
+
+    Examples
+    --------
+    >>> columns = OracleColumns(FloatDistances([[0.0], [2.0], [10.0]]))
+    >>> columns(np.array([2])).ravel().tolist()  # ||x_i − x_2||²
+    [100.0, 64.0, 0.0]
     """
 
     def __init__(self, oracle: DistanceOracle) -> None:
@@ -139,6 +174,7 @@ class OracleColumns:
         self.n_samples = oracle.n_samples
 
     def __call__(self, indices: NDArrayInt) -> np.ndarray:
+        """Squared distances from every point to the points ``indices``, shape ``(m, len(indices))``."""
         out = []
         for c in np.asarray(indices, dtype=np.int64):
             singleton = np.full(self.n_samples, -1, dtype=np.int64)
@@ -148,7 +184,22 @@ class OracleColumns:
 
 
 def assign_from_distances(distances: np.ndarray, sizes: NDArrayInt) -> NDArrayInt:
-    """SecFC Alg. 1, lines 16-18: ``d_{i,h} = d'_{i,h} / |S_h|²``, nearest non-empty cluster, lowest index on ties.
+    """Assign each point to its nearest cluster from ``d'`` (SecFC Alg. 1, lines 16-18).
+
+    The server divides, in the reals, ``d_{i,h} = d'_{i,h} / |S_h|²`` and
+    takes the nearest non-empty cluster, the lowest index on ties.
+
+    Parameters
+    ----------
+    distances : ndarray of shape (m, n_clusters)
+        ``d'_{i,h}``, integers or floats.
+    sizes : ndarray of int of shape (n_clusters,)
+        ``|S_h|``; an empty cluster (size 0) is never chosen.
+
+    Returns
+    -------
+    ndarray of int64, shape (m,)
+        The new cluster of each point.
 
     Examples
     --------
@@ -164,7 +215,20 @@ def assign_from_distances(distances: np.ndarray, sizes: NDArrayInt) -> NDArrayIn
 def separate(seed_distances: np.ndarray, seeds: NDArrayInt) -> NDArrayInt:
     """Center separation (SecFC Sec. 5): label ``h`` where ``9 d_{i,h} ≤ d_{i,s}`` for all ``s ≠ h``, else -1.
 
-    An empty ``S'_h`` becomes ``{seed_h}``.
+    ``||x_i − c_h|| ≤ ||x_i − c_s|| / 3`` is compared exactly on squared
+    distances. An empty ``S'_h`` becomes ``{seed_h}``.
+
+    Parameters
+    ----------
+    seed_distances : ndarray of shape (m, k)
+        ``d_{i,h} = ||x_i − c_h||²`` from every point to every seed.
+    seeds : ndarray of int of shape (k,)
+        Row index of each seed.
+
+    Returns
+    -------
+    ndarray of int64, shape (m,)
+        ``h`` for the points of ``S'_h``, -1 for points in no ``S'_h``.
 
     Examples
     --------
@@ -218,14 +282,15 @@ def distance_lloyd(
         Returns ``d'`` for a clustering; one call per round.
     n_clusters : int
         ``k``.
-    init : "kmeans++", "random_assignment" or array of labels
+    init : {"kmeans++", "random_assignment"} or array-like of int, default="kmeans++"
         ``"kmeans++"``: K-means++ seeds drawn from seed distances (the one
-        K-means++ kernel, on :class:`OracleColumns`), then center separation
-        (:func:`separate`); ``"random_assignment"``: SecFC Alg. 1, line 6
-        taken literally; an array: the initial clustering (-1: in no cluster).
+        K-means++ kernel, on :class:`OracleColumns`, one oracle call per
+        seed), then center separation (:func:`separate`);
+        ``"random_assignment"``: SecFC Alg. 1, line 6 taken literally; an
+        array of shape (m,): the initial clustering (-1: in no cluster).
     max_iter : int, default=100
         Most assignment rounds.
-    random_state : int, Generator or None
+    random_state : int, numpy.random.Generator or None, default=None
         Draws the initialisation (used as given: no streams are spawned here).
 
     Returns
@@ -234,6 +299,26 @@ def distance_lloyd(
         ``labels``, ``n_iter``, ``converged``, ``seeds``, ``history`` (initial
         clustering first), the last ``distances`` and the server's
         ``assign_seconds``; no centres.
+
+    Raises
+    ------
+    ValueError
+        For an unknown ``init`` string, or initial labels of the wrong shape
+        or outside ``-1..k-1``.
+
+    Notes
+    -----
+    SecFC's Sec. 5 applies center separation to a given clustering but does
+    not say where the centres it separates come from; after a random
+    assignment no point qualifies, hence K-means++ seeds by default.
+    Used in :doc:`/notebooks/secfc/secure_clustering`.
+
+    Examples
+    --------
+    >>> X = np.array([[0.0], [1.0], [10.0], [11.0]])
+    >>> run = distance_lloyd(FloatDistances(X), 2, init=[0, 0, 0, 1])
+    >>> run.labels.tolist(), run.n_iter, run.converged
+    ([0, 0, 1, 1], 2, True)
     """
     m = oracle.n_samples
     k = check_scalar(n_clusters, "n_clusters", "int", min_val=1)
@@ -284,21 +369,31 @@ def centralized_lloyd(
         The points.
     n_clusters : int
         ``k``.
-    scale : float or None
-        ``None``: floating-point Lloyd on ``X`` (the paper's baseline).
+    scale : float or None, default=None
+        ``None``: floating-point Lloyd on ``X`` (SecFC's baseline).
         ``λ``: exact integer Lloyd on ``floor(λX)``, which
         :class:`fedlib.secagg.SecFC` with the same ``scale``, ``init`` and
         ``random_state`` reproduces bit for bit at every iteration (SecFC Theorem 1).
-    init : "kmeans++", "random_assignment" or array of labels
+    init : {"kmeans++", "random_assignment"} or array-like of int, default="kmeans++"
         See :func:`distance_lloyd`.
     max_iter : int, default=100
         Most assignment rounds.
-    random_state : int, Generator or None
+    random_state : int, numpy.random.Generator or None, default=None
         Child 0 of its spawned streams initialises, as in SecFC.
 
     Returns
     -------
     LloydResult
+        As :func:`distance_lloyd`: labels, history and the last ``d'``, no centres.
+
+    Raises
+    ------
+    fedlib.field.FieldOverflowError
+        If ``scale`` makes ``floor(λX)`` or the exact ``d'`` too large for int64.
+
+    Notes
+    -----
+    Used in :doc:`/notebooks/secfc/secure_clustering`.
 
     Examples
     --------

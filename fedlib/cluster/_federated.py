@@ -42,6 +42,14 @@ class FederatedClusteringMixin:
         Returns
         -------
         ndarray of int64, shape (n_samples,)
+            Index of the nearest server centre; ties go to the lowest index.
+
+        Raises
+        ------
+        sklearn.exceptions.NotFittedError
+            Before ``fit``.
+        ValueError
+            If ``X`` has a different number of features than the fitted data.
         """
         check_is_fitted(self, "server_centers_")
         X = check_array(X)
@@ -56,7 +64,7 @@ def local_clusters(
 ) -> tuple[NDArrayFloat, NDArrayInt]:
     """A client's local model from its K-means++ seeds, and the local cluster of each of its points.
 
-    The centres are the seeds themselves (MUFC Alg. 1 line 1) or, with
+    The centres are the seeds themselves (MUFC Alg. 1, line 2) or, with
     ``lloyd=True``, Lloyd's iterations started from them (full client
     training: MUFC Table 2, DC-KM leaves). Every point joins its nearest
     centre. Shared by :class:`OneShotFederatedKMeans`,
@@ -69,14 +77,16 @@ def local_clusters(
     seeds : ndarray of int
         Rows of ``Xl`` chosen by K-means++.
     lloyd : bool
-        Whether to refine the seeds by Lloyd's algorithm.
-    x_squared_norms : ndarray of shape (n_l,), optional
+        Whether to refine the seeds by Lloyd's algorithm (``max_iter=300``, ``tol=1e-4``).
+    x_squared_norms : ndarray of shape (n_l,) or None, default=None
         Precomputed ``||x||²`` of the rows.
 
     Returns
     -------
     centers : ndarray of shape (len(seeds), n_features)
+        The client's local centres ``c^(l)_k``.
     labels : ndarray of int64, shape (n_l,)
+        The local cluster of each point: the index of its nearest centre.
 
     Examples
     --------
@@ -120,7 +130,7 @@ class OneShotFederatedKMeans(FederatedClusteringMixin):
         MUFC's clients stop after seeding; True gives "full client training" (MUFC Table 2).
     server_n_init : int, default=10
         K-means restarts at the server.
-    random_state : int, Generator or None
+    random_state : int, numpy.random.Generator or None, default=None
         Pass an int for reproducible output across multiple function calls.
         Client ``l`` draws from its own stream, spawned from this seed.
 
@@ -145,6 +155,11 @@ class OneShotFederatedKMeans(FederatedClusteringMixin):
     -----
     MUFC Alg. 1 adds quantization and secure aggregation to this scheme
     (:class:`fedlib.unlearn.MUFC`). Used in :doc:`/notebooks/foundations/kmeans`.
+
+    References
+    ----------
+    C. Pan, J. Sima, S. Prakash, V. Rana, O. Milenkovic. "Machine Unlearning of
+    Federated Clusters", ICLR 2023, App. I.
 
     Examples
     --------
@@ -183,6 +198,12 @@ class OneShotFederatedKMeans(FederatedClusteringMixin):
         -------
         OneShotFederatedKMeans
             ``self``, fitted.
+
+        Raises
+        ------
+        ValueError
+            If ``parts`` does not partition the rows of ``X``, a client is
+            empty, or ``n_clusters`` exceeds the number of points.
         """
         X = check_array(X)
         n = X.shape[0]

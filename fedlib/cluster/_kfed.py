@@ -93,12 +93,13 @@ class KFED(FederatedClusteringMixin):
         1 is MUFC's adapted code (one Lloyd step); the reference code
         (metastableB/kfed) runs scikit-learn ``KMeans`` to convergence, which
         ``server_max_iter=300`` mirrors (stopping rule ``tol=1e-4`` as sklearn).
-    random_state : int, Generator or None
+    random_state : int, numpy.random.Generator or None, default=None
         Pass an int for reproducible output across multiple function calls.
 
     Attributes
     ----------
     server_centers_ : ndarray of shape (n_clusters, n_features)
+        The server's centres after cleanup-max and Lloyd.
     client_centers_ : list of ndarray
         Each device's local centres.
     labels_ : ndarray of shape (n_samples,)
@@ -166,6 +167,12 @@ class KFED(FederatedClusteringMixin):
         -------
         KFED
             ``self``, fitted.
+
+        Raises
+        ------
+        ValueError
+            If ``n_local_clusters * n_clients < n_clusters``, or ``parts`` does
+            not partition the rows of ``X``.
         """
         X = check_array(X)
         k = check_n_clusters(self.n_clusters, X.shape[0])

@@ -25,8 +25,8 @@ def kmeans_plusplus(
 
     The first centre is drawn with probability proportional to ``sample_weight``;
     every next centre is drawn with probability proportional to
-    ``w(x) * d^2(x, C)``, where ``C`` holds the centres chosen so far
-    (Arthur & Vassilvitskii 2007; MUFC App. B and App. I for weights).
+    ``w(x) d²(x, C)``, where ``C`` holds the centres chosen so far
+    (Arthur and Vassilvitskii 2007; MUFC App. B, and App. I for weights).
 
     Parameters
     ----------
@@ -37,7 +37,7 @@ def kmeans_plusplus(
     sample_weight : array-like of shape (n_samples,), default=None
         Non-negative weights; ``None`` means all ones. A weight ``w`` acts like
         ``w`` copies of the point.
-    random_state : int, Generator or None
+    random_state : int, numpy.random.Generator or None, default=None
         Pass an int for reproducible output across multiple function calls.
     n_local_trials : int or None, default=None
         ``None`` or 1 gives plain D^2 sampling, which the exact-unlearning proof of
@@ -57,8 +57,21 @@ def kmeans_plusplus(
     -------
     centers : ndarray of shape (n_clusters, n_features)
         The chosen points, in the order they were chosen.
-    indices : ndarray of shape (n_clusters,)
+    indices : ndarray of int64, shape (n_clusters,)
         Their row indices in ``X``, in the same order.
+
+    Raises
+    ------
+    ValueError
+        If ``n_local_trials < 1``, if ``race_keys`` are combined with
+        ``n_local_trials > 1``, or if fewer than ``n_clusters`` points have a
+        positive weight.
+
+    Warns
+    -----
+    RuntimeWarning
+        When every positive-weight point already coincides with a centre
+        (fewer distinct points than ``n_clusters``): duplicate centres are chosen.
 
     Notes
     -----
@@ -67,6 +80,11 @@ def kmeans_plusplus(
     number drawn from ``random_state`` (inverse-CDF sampling), so a seeding can be
     replayed step by step, which MUFC Alg. 3 relies on.
     Used in :doc:`/notebooks/foundations/kmeans`.
+
+    References
+    ----------
+    D. Arthur, S. Vassilvitskii. "k-means++: The Advantages of Careful
+    Seeding", SODA 2007.
 
     Examples
     --------
@@ -96,10 +114,37 @@ def kmeans_plusplus(
 
 
 def draw_race_keys(n_samples: int, n_clusters: int, *, random_state: SeedLike = None) -> NDArrayFloat:
-    """Exponential(1) keys of shape (n_samples, n_clusters) for ``kmeans_plusplus(..., race_keys=...)``.
+    """Draw exponential-race keys for ``kmeans_plusplus(..., race_keys=...)``.
 
     Row ``i`` belongs to point ``i`` for the whole life of the model: delete a
-    point and you delete its row.
+    point and you delete its row. Seeding with the same keys on the remaining
+    rows then replays the draws that did not depend on the deleted points, so
+    MUFC Alg. 3 can be checked against retraining bit for bit.
+
+    Parameters
+    ----------
+    n_samples : int
+        Number of points, one row of keys each.
+    n_clusters : int
+        Number of seeding steps, K, one column each.
+    random_state : int, numpy.random.Generator or None, default=None
+        Pass an int for reproducible output across multiple function calls.
+
+    Returns
+    -------
+    ndarray of shape (n_samples, n_clusters)
+        Independent Exponential(1) variables.
+
+    Examples
+    --------
+    >>> X = np.array([[0.0], [0.1], [5.0], [5.1]])
+    >>> keys = draw_race_keys(4, 2, random_state=0)
+    >>> _, seeds = kmeans_plusplus(X, 2, race_keys=keys)
+    >>> removed = next(i for i in range(4) if i not in seeds)  # a point that is not a seed
+    >>> keep = np.arange(4) != removed
+    >>> _, again = kmeans_plusplus(X[keep], 2, race_keys=keys[keep])
+    >>> np.flatnonzero(keep)[again].tolist() == seeds.tolist()
+    True
     """
     rng = check_random_state(random_state)
     return rng.standard_exponential((int(n_samples), int(n_clusters)))
@@ -133,6 +178,12 @@ class DistanceColumns(Protocol):
     matrix product (:class:`CoordinateColumns`); SecFC's server gets it by
     decoding the distances to singleton clusters
     (:class:`fedlib.cluster.OracleColumns`), never seeing a point.
+    A protocol: any object with this attribute and call signature qualifies.
+
+    Attributes
+    ----------
+    n_samples : int
+        Number of points.
     """
 
     n_samples: int
@@ -141,7 +192,21 @@ class DistanceColumns(Protocol):
 
 
 class CoordinateColumns:
-    """:class:`DistanceColumns` of points given by their coordinates (one BLAS product per call)."""
+    """:class:`DistanceColumns` of points given by their coordinates (one BLAS product per call).
+
+    Parameters
+    ----------
+    X : ndarray of shape (n_samples, n_features)
+        The points, already validated (float64, finite).
+    x_squared_norms : ndarray of shape (n_samples,) or None, default=None
+        Precomputed ``||x_i||²``; computed here when ``None``.
+
+    Examples
+    --------
+    >>> columns = CoordinateColumns(np.array([[0.0, 0.0], [3.0, 4.0]]))
+    >>> columns(np.array([1])).ravel().tolist()
+    [25.0, 0.0]
+    """
 
     def __init__(self, X: NDArrayFloat, x_squared_norms: NDArrayFloat | None = None) -> None:
         self.X = X
@@ -149,6 +214,7 @@ class CoordinateColumns:
         self.x_squared_norms = row_norms_squared(X) if x_squared_norms is None else x_squared_norms
 
     def __call__(self, indices: NDArrayInt) -> NDArrayFloat:
+        """Squared distances from every point to the points ``indices``, shape ``(n_samples, len(indices))``."""
         if len(indices) == 1:  # a view of one row, the same product as a fresh seeding computes
             c = int(indices[0])
             return squared_distances(self.X, self.X[c : c + 1], x_squared_norms=self.x_squared_norms)

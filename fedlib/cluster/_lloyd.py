@@ -27,17 +27,39 @@ class LloydResult:
 
     Fields that one driver cannot know are ``None``: a distance-driven run never
     sees centres, so it has no ``centers`` and no ``inertia``.
+
+    Parameters
+    ----------
+    labels : ndarray of int64, shape (n_samples,)
+        Final clustering.
+    n_iter : int
+        Lloyd iterations run (assignment rounds).
+    converged : bool
+        Whether the labels stopped changing (or the centre shift fell to
+        ``tol``) before ``max_iter``.
+    centers : ndarray of shape (n_clusters, n_features) or None, default=None
+        Final centres; coordinate-driven runs only.
+    inertia : float or None, default=None
+        Weighted K-means objective at the final centres; coordinate-driven runs only.
+    seeds : ndarray of int64 or None, default=None
+        K-means++ seed indices of the initialisation, when it drew any.
+    history : list of ndarray, default=[]
+        Clusterings from first to last, when the driver keeps them.
+    distances : ndarray of shape (n_samples, n_clusters) or None, default=None
+        The last point-to-cluster matrix the labels were assigned from.
+    assign_seconds : list of float, default=[]
+        Time of the argmin in each round.
     """
 
-    labels: NDArrayInt  #: (n_samples,) final clustering
-    n_iter: int  #: Lloyd iterations run (assignment rounds)
-    converged: bool  #: labels stopped changing (or the centre shift fell below tol) before max_iter
-    centers: NDArrayFloat | None = None  #: (n_clusters, n_features) final centres, coordinates only
-    inertia: float | None = None  #: weighted K-means objective at the final centres, coordinates only
-    seeds: NDArrayInt | None = None  #: K-means++ seed indices of the initialisation, when it drew any
-    history: list[NDArrayInt] = field(default_factory=list, repr=False)  #: clusterings, first to last (if kept)
-    distances: np.ndarray | None = field(default=None, repr=False)  #: last point-to-cluster matrix assigned from
-    assign_seconds: list[float] = field(default_factory=list, repr=False)  #: argmin time per round
+    labels: NDArrayInt
+    n_iter: int
+    converged: bool
+    centers: NDArrayFloat | None = None
+    inertia: float | None = None
+    seeds: NDArrayInt | None = None
+    history: list[NDArrayInt] = field(default_factory=list, repr=False)
+    distances: np.ndarray | None = field(default=None, repr=False)
+    assign_seconds: list[float] = field(default_factory=list, repr=False)
 
 
 class LloydStep(Protocol):
@@ -147,12 +169,22 @@ def lloyd(
     LloydResult
         ``centers``, ``labels`` (nearest final centre), ``inertia``, ``n_iter``, ``converged``.
 
+    Raises
+    ------
+    ValueError
+        If ``init`` and ``X`` have different numbers of features.
+
     Notes
     -----
     Cost O(n_samples * n_clusters * n_features) per iteration. An empty cluster
     keeps its previous centre (scikit-learn instead relocates it to a far point;
     the two differ only when a cluster empties). Used in
     :doc:`/notebooks/foundations/kmeans`.
+
+    References
+    ----------
+    S. P. Lloyd. "Least squares quantization in PCM", IEEE Transactions on
+    Information Theory 28(2), 1982.
 
     Examples
     --------
@@ -204,22 +236,43 @@ class KMeans:
     n_clusters : int
         K in all four papers.
     n_init : int, default=10
-        Independent seedings; the run with the lowest objective is kept. The
-        papers approximate the optimal loss phi_c^* by the best of several runs.
+        Independent seedings; the run with the lowest objective is kept (the
+        first such run on ties). MUFC approximates the optimal loss phi_c^*
+        by the best of several runs (MUFC footnote 1).
     max_iter : int, default=300
+        Most Lloyd iterations per run.
     tol : float, default=1e-4
-    random_state : int, Generator or None
+        Relative tolerance on the centre shift, as in :func:`lloyd`.
+    random_state : int, numpy.random.Generator or None, default=None
         Pass an int for reproducible output across multiple function calls.
 
     Attributes
     ----------
     cluster_centers_ : ndarray of shape (n_clusters, n_features)
-    labels_ : ndarray of shape (n_samples,)
+        Centres of the kept run.
+    labels_ : ndarray of int64, shape (n_samples,)
+        Nearest final centre of each point.
     inertia_ : float
         Weighted K-means objective of the kept run.
     n_iter_ : int
-    seed_indices_ : ndarray of shape (n_clusters,)
+        Lloyd iterations of the kept run.
+    seed_indices_ : ndarray of int64, shape (n_clusters,)
         Rows of ``X`` chosen by the kept run's K-means++ seeding, in order.
+
+    Notes
+    -----
+    The runs draw their seedings one after the other from one generator, so
+    run ``r`` depends on ``random_state`` and on ``r``. Used in
+    :doc:`/notebooks/foundations/kmeans`.
+
+    Examples
+    --------
+    >>> X = np.array([[0.0], [0.2], [5.0], [5.2]])
+    >>> km = KMeans(2, n_init=3, random_state=0).fit(X)
+    >>> sorted(km.cluster_centers_.ravel().round(2).tolist()), round(km.inertia_, 2)
+    ([0.1, 5.1], 0.04)
+    >>> bool(km.predict([[0.3]])[0] == km.labels_[0])
+    True
     """
 
     def __init__(
@@ -251,6 +304,11 @@ class KMeans:
         -------
         KMeans
             ``self``, fitted.
+
+        Raises
+        ------
+        ValueError
+            If ``n_clusters`` exceeds the number of points, or a parameter is out of range.
         """
         X = check_array(X)
         k = check_n_clusters(self.n_clusters, X.shape[0])
@@ -284,6 +342,14 @@ class KMeans:
         Returns
         -------
         ndarray of int64, shape (n_samples,)
+            Index of the nearest centre; ties go to the lowest index.
+
+        Raises
+        ------
+        sklearn.exceptions.NotFittedError
+            Before :meth:`fit`.
+        ValueError
+            If ``X`` has a different number of features than the fitted data.
         """
         check_is_fitted(self, "cluster_centers_")
         X = check_array(X)

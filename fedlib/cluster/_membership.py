@@ -21,12 +21,13 @@ def membership_matrix(labels: NDArrayInt, n_clusters: int, *, weights=None) -> c
         Cluster of each point, in ``-1..n_clusters-1``.
     n_clusters : int
         Rows of the matrix.
-    weights : ndarray of shape (n_samples,), optional
+    weights : ndarray of shape (n_samples,) or None, default=None
         Entries; ones (int64) when ``None``.
 
     Returns
     -------
     scipy.sparse.csr_matrix
+        Shape ``(n_clusters, n_samples)``; row ``h`` marks the members of cluster ``h``.
 
     Examples
     --------
@@ -46,6 +47,22 @@ def cluster_sums(X: np.ndarray, labels: NDArrayInt, n_clusters: int, *, weights=
     Exact for integer ``X`` (int64 accumulation) and deterministic for floats
     (rows are added in index order).
 
+    Parameters
+    ----------
+    X : ndarray of shape (n_samples, n_features)
+        The points, integer or float.
+    labels : ndarray of int of shape (n_samples,)
+        Cluster of each point, in ``-1..n_clusters-1``; -1 counts nowhere.
+    n_clusters : int
+        Number of clusters, k.
+    weights : ndarray of shape (n_samples,) or None, default=None
+        Weight ``w_i`` of each point; ones when ``None``.
+
+    Returns
+    -------
+    ndarray of shape (n_clusters, n_features)
+        Row ``h`` is the (weighted) sum of the points of cluster ``h``; zeros for an empty cluster.
+
     Examples
     --------
     >>> cluster_sums(np.array([[1.0], [2.0], [4.0]]), np.array([0, 1, 0]), 2).ravel().tolist()
@@ -56,6 +73,18 @@ def cluster_sums(X: np.ndarray, labels: NDArrayInt, n_clusters: int, *, weights=
 
 def cluster_sizes(labels: NDArrayInt, n_clusters: int) -> NDArrayInt:
     """``|S_h|`` for every cluster; label -1 (in no cluster) is not counted.
+
+    Parameters
+    ----------
+    labels : ndarray of int of shape (n_samples,)
+        Cluster of each point, in ``-1..n_clusters-1``.
+    n_clusters : int
+        Number of clusters, k.
+
+    Returns
+    -------
+    ndarray of int64, shape (n_clusters,)
+        Number of points in each cluster.
 
     Examples
     --------

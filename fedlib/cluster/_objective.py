@@ -31,6 +31,18 @@ def kmeans_objective(X, centers, *, labels=None, sample_weight=None) -> float:
     Returns
     -------
     float
+        The objective, >= 0.
+
+    Raises
+    ------
+    ValueError
+        If ``centers`` and ``X`` differ in their number of features, or
+        ``labels`` are not integers in ``[0, n_clusters)`` of shape (n_samples,).
+
+    References
+    ----------
+    C. Pan, J. Sima, S. Prakash, V. Rana, O. Milenkovic. "Machine Unlearning of
+    Federated Clusters", ICLR 2023, Sec. 3.
 
     Examples
     --------
@@ -59,10 +71,10 @@ def kmeans_objective(X, centers, *, labels=None, sample_weight=None) -> float:
 
 
 def loss_ratio(loss: float, reference: float) -> float:
-    """Loss ratio ``phi / phi_c^*`` reported in MUFC Table 1 and SecFC Tables 1-3.
+    """Loss ratio ``phi / phi_c^*`` reported in MUFC Tables 1 and 2.
 
     A ratio of 1 means the clustering is as good as the (approximate) centralized
-    optimum; larger is worse. The papers approximate ``phi_c^*`` by the best of
+    optimum; larger is worse. MUFC approximates ``phi_c^*`` by the best of
     several K-means runs (MUFC footnote 1): ``KMeans(K, n_init=10).fit(X).inertia_``.
 
     Parameters
@@ -75,6 +87,12 @@ def loss_ratio(loss: float, reference: float) -> float:
     Returns
     -------
     float
+        ``loss / reference``.
+
+    Raises
+    ------
+    ValueError
+        If ``reference <= 0`` or ``loss < 0``.
 
     Examples
     --------

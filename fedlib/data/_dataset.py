@@ -12,7 +12,7 @@ import numpy as np
 class Dataset:
     """Arrays of one dataset plus where they came from.
 
-    Attributes
+    Parameters
     ----------
     name : str
         Display name; stand-ins end in "(stand-in)".
@@ -24,10 +24,23 @@ class Dataset:
         K the papers use for this dataset.
     source : str
         Provenance: file and origin, or the generator and its parameters.
-    is_standin : bool
+    is_standin : bool, default=False
         True when the arrays are synthetic stand-ins for data that could not be had.
-    extras : dict
+    extras : dict, default={}
         Dataset-specific arrays (images, user ids, the authors' client split, ...).
+
+    Attributes
+    ----------
+    n_samples : int
+        Rows of ``X``.
+    n_features : int
+        Columns of ``X``.
+
+    Examples
+    --------
+    >>> ds = Dataset("toy", np.zeros((3, 2)), np.array([0, 0, 1]), 2, "hand-made")
+    >>> ds
+    Dataset('toy', n_samples=3, n_features=2, n_clusters=2, real)
     """
 
     name: str
@@ -40,10 +53,12 @@ class Dataset:
 
     @property
     def n_samples(self) -> int:
+        """Number of rows of ``X``."""
         return int(self.X.shape[0])
 
     @property
     def n_features(self) -> int:
+        """Number of columns of ``X``."""
         return int(self.X.shape[1])
 
     def __repr__(self) -> str:

@@ -174,19 +174,43 @@ _GENERATED: dict[str, Callable[[SeedLike], Dataset]] = {
 }
 
 def available() -> list[str]:
-    """Names accepted by :func:`load`."""
+    """Names accepted by :func:`load`.
+
+    Returns
+    -------
+    list of str
+        The registered real datasets and the generated ones, sorted.
+
+    Examples
+    --------
+    >>> "celltype" in available(), "gaussian" in available()
+    (True, True)
+    """
     return sorted([*_LOADERS, *_GENERATED])
 
 
 def load(name: str, *, random_state: SeedLike = 0) -> Dataset:
     """Load a registered dataset, or generate a synthetic one.
 
-    Real datasets come from hash-checked files (see ``data/README.md``);
-    ``random_state`` is used only by the generated ones (``gaussian``,
-    ``tcga_standin``, ``tmi_standin``).
+    Real datasets come from hash-checked files (see ``data/README.md``).
+
+    Parameters
+    ----------
+    name : str
+        One of :func:`available` (case-insensitive).
+    random_state : int, numpy.random.Generator or None, default=0
+        Used only by the generated datasets (``gaussian``, ``tcga_standin``,
+        ``tmi_standin``).
+
+    Returns
+    -------
+    Dataset
+        The arrays, their provenance and K.
 
     Raises
     ------
+    KeyError
+        For an unknown name.
     DataUnavailableError
         The file is in neither the mirror nor the cache and cannot be fetched.
     ChecksumError
@@ -203,7 +227,34 @@ def load(name: str, *, random_state: SeedLike = 0) -> Dataset:
 def load_or_standin(name: str, *, random_state: SeedLike = 0) -> Dataset:
     """:func:`load`, or a labelled stand-in (with a warning) when the file cannot be had.
 
-    A checksum mismatch is never replaced by a stand-in: it raises.
+    A stand-in has the shape of the data it replaces
+    (:data:`fedlib.papers.datasets.STANDIN_SHAPES`: n, d and cluster sizes),
+    not its geometry; its name ends in "(stand-in)" and ``is_standin`` is set.
+
+    Parameters
+    ----------
+    name : str
+        One of :func:`available` (case-insensitive).
+    random_state : int, numpy.random.Generator or None, default=0
+        Seeds the generated datasets and the stand-ins.
+
+    Returns
+    -------
+    Dataset
+        The real data, or a stand-in.
+
+    Raises
+    ------
+    KeyError
+        For an unknown name.
+    ChecksumError
+        A copy was found but its SHA-256 is not the registered one: a checksum
+        mismatch is never replaced by a stand-in.
+
+    Warns
+    -----
+    RuntimeWarning
+        When a stand-in replaces the real data.
     """
     try:
         return load(name, random_state=random_state)

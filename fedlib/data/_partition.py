@@ -19,7 +19,30 @@ def _check_n_clients(n_clients: int, n_samples: int) -> int:
 def iid_partition(n_samples: int, n_clients: int, *, random_state: SeedLike = None) -> list[NDArrayInt]:
     """Shuffle ``range(n_samples)`` and cut it into ``n_clients`` near-equal parts.
 
-    Returns a list of index arrays, one per client, each sorted.
+    Parameters
+    ----------
+    n_samples : int
+        Number of points.
+    n_clients : int
+        Number of clients, between 1 and ``n_samples``.
+    random_state : int, numpy.random.Generator or None, default=None
+        Pass an int for reproducible output across multiple function calls.
+
+    Returns
+    -------
+    list of ndarray of int64
+        One sorted index array per client; sizes differ by at most one.
+
+    Raises
+    ------
+    ValueError
+        If ``n_clients < 1`` or ``n_clients > n_samples``.
+
+    Examples
+    --------
+    >>> parts = iid_partition(10, 3, random_state=0)
+    >>> [len(p) for p in parts], sorted(np.concatenate(parts).tolist()) == list(range(10))
+    ([4, 3, 3], True)
     """
     n_clients = _check_n_clients(n_clients, n_samples)
     rng = check_random_state(random_state)
@@ -37,8 +60,9 @@ def non_iid_partition(
 ) -> list[NDArrayInt]:
     """The non-iid split of MUFC and K-FED: each client holds at most K' clusters.
 
-    Follows the MUFC authors' ``split_data`` (MUFC guide, Sec. 6.2): the target
-    client size is ``floor(n / L)``; each of the first ``L - 1`` clients picks
+    MUFC says only that the data are split non-i.i.d.; this follows
+    ``utils.split_data`` of the MUFC authors' code
+    (https://github.com/thupchnsky/mufc): the target client size is ``floor(n / L)``; each of the first ``L - 1`` clients picks
     ``min(K', #clusters left)`` clusters at random and takes from each, in data
     order, a chunk of ``randint(floor(size / K') - 1, size)`` points (capped by
     what the client and the cluster have left); the last client takes all the
@@ -53,7 +77,7 @@ def non_iid_partition(
         L.
     max_clusters_per_client : int
         K'; MUFC uses K' = round(sqrt(K)).
-    random_state : int, Generator or None
+    random_state : int, numpy.random.Generator or None, default=None
         Pass an int for reproducible output across multiple function calls.
     max_tries : int, default=1000
         Redraws allowed before giving up.
@@ -62,6 +86,24 @@ def non_iid_partition(
     -------
     list of ndarray
         Index arrays, one per client. Client sizes vary; the last one is often large.
+
+    Raises
+    ------
+    ValueError
+        If ``labels`` is not 1-D, K' is not in ``[1, K]``, ``n_clients`` is out
+        of range, or no valid split is found in ``max_tries`` draws.
+
+    Notes
+    -----
+    Used in :doc:`/notebooks/foundations/kmeans` and, through
+    :mod:`fedlib.experiments.mufc`, in :doc:`/notebooks/mufc/training`.
+
+    Examples
+    --------
+    >>> labels = np.repeat([0, 1, 2, 3], 10)
+    >>> parts = non_iid_partition(labels, 4, max_clusters_per_client=2, random_state=0)
+    >>> all(len(np.unique(labels[p])) <= 2 for p in parts), sum(len(p) for p in parts)
+    (True, 40)
     """
     labels = np.asarray(labels)
     if labels.ndim != 1:
@@ -120,11 +162,13 @@ def k_prime_partition(labels, n_clients: int, k_prime: int, *, random_state: See
     """SecFC's non-iid split: client j holds points of the k' clusters ``(j·k' + s) mod k``, ``s < k'``.
 
     SecFC §5.1 calls k' "the maximum number of clusters a client can have data
-    points in" but gives no partitioner (SecFC guide §11 #10). Here client j
-    takes clusters ``{(j·k' + s) mod k : 0 <= s < k'}``; each cluster's points
-    are shuffled and split as evenly as possible among the clients that take
-    it. For k=4, n=10, k'=1 the clusters go to 3, 3, 2 and 2 clients; k'=k
-    gives iid-like data ("corresponds to i.i.d. data distribution").
+    points in" but gives no partitioner. Here client j takes clusters
+    ``{(j·k' + s) mod k : 0 <= s < k'}``, a cyclic assignment that gives every
+    cluster to nearly the same number of clients even when ``n`` is not a
+    multiple of ``k``; each cluster's points are shuffled and split as evenly
+    as possible among the clients that take it. For k=4, n=10, k'=1 the
+    clusters go to 3, 3, 2 and 2 clients; k'=k gives iid-like data
+    ("corresponds to i.i.d. data distribution").
 
     Parameters
     ----------
@@ -135,7 +179,7 @@ def k_prime_partition(labels, n_clients: int, k_prime: int, *, random_state: See
         n, the number of clients.
     k_prime : int
         k', the number of clusters per client, in ``[1, k]``.
-    random_state : int, Generator or None
+    random_state : int, numpy.random.Generator or None, default=None
         Pass an int for reproducible output across multiple function calls.
 
     Returns
@@ -152,11 +196,19 @@ def k_prime_partition(labels, n_clients: int, k_prime: int, *, random_state: See
 
     Notes
     -----
-    Cost O(n_samples + n_clients·k'). Used in :doc:`/secfc`.
+    Cost O(n_samples + n_clients·k'). Used by :mod:`fedlib.experiments.secfc`
+    for the Tables 1-3 runs of :doc:`/notebooks/secfc/secure_clustering`.
 
     References
     ----------
-    J. Li, Y. Hou, B. Buyukates, S. Avestimehr. "Secure Federated Clustering", 2022.
+    S. Li, S. Hou, B. Buyukates, S. Avestimehr. "Secure Federated Clustering", 2022.
+
+    Examples
+    --------
+    >>> labels = np.repeat([0, 1, 2, 3], 6)
+    >>> parts = k_prime_partition(labels, 4, 2, random_state=0)
+    >>> [sorted(set(labels[p].tolist())) for p in parts]
+    [[0, 1], [2, 3], [0, 1], [2, 3]]
     """
     labels = np.asarray(labels)
     if labels.ndim != 1:
@@ -173,7 +225,7 @@ def k_prime_partition(labels, n_clients: int, k_prime: int, *, random_state: See
             f"every cluster needs a client: n_clients * k_prime >= k, got n_clients={n_clients}, "
             f"k_prime={k_prime}, k={k} ({n_clients * k_prime} < {k})."
         )
-    # SecFC guide §11 #10: client j takes clusters (j*k' + s) mod k, s < k'
+    # client j takes clusters (j*k' + s) mod k, s < k'
     takes = (np.arange(n_clients)[:, None] * k_prime + np.arange(k_prime)[None, :]) % k
     rng = check_random_state(random_state)
     order = np.argsort(codes, kind="stable")
@@ -194,7 +246,30 @@ def k_prime_partition(labels, n_clients: int, k_prime: int, *, random_state: See
 
 
 def partition_by_group(groups) -> list[NDArrayInt]:
-    """One client per distinct value of ``groups`` (e.g. FEMNIST's writers), in sorted group order."""
+    """One client per distinct value of ``groups`` (e.g. FEMNIST's writers), in sorted group order.
+
+    MUFC keeps FEMNIST's natural split: its 100 clients are writers (App. M.1).
+
+    Parameters
+    ----------
+    groups : array-like of shape (n_samples,)
+        Group of each point (any sortable values).
+
+    Returns
+    -------
+    list of ndarray of int64
+        One sorted index array per group.
+
+    Raises
+    ------
+    ValueError
+        If ``groups`` is not 1-D.
+
+    Examples
+    --------
+    >>> [p.tolist() for p in partition_by_group(["b", "a", "b"])]
+    [[1], [0, 2]]
+    """
     groups = np.asarray(groups)
     if groups.ndim != 1:
         raise ValueError(f"groups must be 1-D, got shape {groups.shape}.")
@@ -204,7 +279,25 @@ def partition_by_group(groups) -> list[NDArrayInt]:
 
 
 def client_cluster_counts(parts: list[NDArrayInt], labels) -> np.ndarray:
-    """Matrix of shape (n_clients, n_clusters): how many points of each cluster each client holds."""
+    """Matrix of shape (n_clients, n_clusters): how many points of each cluster each client holds.
+
+    Parameters
+    ----------
+    parts : list of ndarray of int
+        Index arrays, one per client.
+    labels : array-like of shape (n_samples,)
+        Cluster of each point; the distinct values are numbered in sorted order.
+
+    Returns
+    -------
+    ndarray of int64, shape (n_clients, n_clusters)
+        Counts per client and cluster.
+
+    Examples
+    --------
+    >>> client_cluster_counts([np.array([0, 1]), np.array([2])], [5, 7, 7]).tolist()
+    [[1, 1], [0, 1]]
+    """
     labels = np.asarray(labels)
     classes, codes = np.unique(labels, return_inverse=True)
     counts = np.zeros((len(parts), classes.size), dtype=np.int64)
@@ -217,6 +310,30 @@ def subsample_indices(n_samples: int, max_samples: int | None, *, random_state: 
     """Sorted indices of a uniform subsample of at most ``max_samples`` rows (all rows if ``None``).
 
     Chapters use it to shrink datasets at CI scale; the full data runs the same code.
+
+    Parameters
+    ----------
+    n_samples : int
+        Number of rows.
+    max_samples : int or None
+        Most rows to keep; ``None`` keeps all.
+    random_state : int, numpy.random.Generator or None, default=None
+        Pass an int for reproducible output across multiple function calls.
+
+    Returns
+    -------
+    ndarray of int64
+        Sorted row indices, without repetition.
+
+    Raises
+    ------
+    ValueError
+        If ``max_samples < 1`` (and below ``n_samples``).
+
+    Examples
+    --------
+    >>> subsample_indices(5, None).tolist(), len(subsample_indices(100, 10, random_state=0))
+    ([0, 1, 2, 3, 4], 10)
     """
     if max_samples is None or n_samples <= max_samples:
         return np.arange(n_samples)

@@ -35,8 +35,24 @@ class PrimeField:
 
     Attributes
     ----------
-    dtype : numpy dtype
+    dtype : numpy.dtype
         ``int64`` or ``object``: the dtype of every array this field returns.
+    is_int64 : bool
+        Whether residues are int64 (``prime < 2**50``).
+
+    Raises
+    ------
+    TypeError
+        If ``prime`` is not an int.
+    ValueError
+        If ``prime`` is not a prime.
+
+    Notes
+    -----
+    SecFC computes in GF(q) with q < 2**50 (:data:`fedlib.secagg.SECFC_PRIME`),
+    on the int64 path. The object path is exact but interpreted: it serves
+    keys and large secrets, such as Shamir sharing with
+    :class:`fedlib.field.LagrangeCode` over a prime of 127 bits or more.
 
     Examples
     --------
@@ -59,12 +75,26 @@ class PrimeField:
 
     @property
     def dtype(self) -> np.dtype:
+        """``int64`` below 2**50, else ``object`` (Python ints): the dtype of every returned array."""
         return np.dtype(np.int64) if self.is_int64 else np.dtype(object)
 
     def asarray(self, a) -> np.ndarray:
         """Integers as residues in ``[0, p)``; negative integers wrap around (``-1`` becomes ``p - 1``).
 
-        Floats are refused (``TypeError``) rather than truncated.
+        Parameters
+        ----------
+        a : int or array-like of int
+            Integers of any size (Python or numpy).
+
+        Returns
+        -------
+        ndarray
+            Residues of the field's :attr:`dtype`, of the shape of ``a``.
+
+        Raises
+        ------
+        TypeError
+            For floats or booleans, which are refused rather than truncated.
         """
         if isinstance(a, np.ndarray) and a.dtype.kind not in "iuO":
             raise TypeError(f"field elements must be integers, got an array of dtype {a.dtype}.")
@@ -86,6 +116,18 @@ class PrimeField:
         The int64 path draws ``Generator.integers(0, p)``; the Python-int
         path uses exact rejection sampling on random bytes
         (:func:`fedlib.field.random_field_elements`).
+
+        Parameters
+        ----------
+        shape : int or tuple of int
+            Shape of the result.
+        random_state : int, numpy.random.Generator or None, default=None
+            Pass an int for reproducible output across multiple function calls.
+
+        Returns
+        -------
+        ndarray
+            Uniform residues of the field's :attr:`dtype`.
         """
         rng = check_random_state(random_state)
         if self.is_int64:
@@ -98,21 +140,70 @@ class PrimeField:
         return np.mod(np.asarray(v, dtype=self.dtype), self.prime)
 
     def add(self, a, b) -> np.ndarray:
-        """``a + b mod p`` elementwise for residues."""
+        """``a + b mod p`` elementwise for residues.
+
+        Parameters
+        ----------
+        a, b : int or array-like of int
+            Integers (reduced mod p first); shapes broadcast.
+
+        Returns
+        -------
+        ndarray
+            Residues of the field's :attr:`dtype`.
+        """
         return self._reduce(self.asarray(a) + self.asarray(b))
 
     def sub(self, a, b) -> np.ndarray:
-        """``a - b mod p`` elementwise for residues."""
+        """``a - b mod p`` elementwise for residues.
+
+        Parameters
+        ----------
+        a, b : int or array-like of int
+            Integers (reduced mod p first); shapes broadcast.
+
+        Returns
+        -------
+        ndarray
+            Residues of the field's :attr:`dtype`.
+        """
         return self._reduce(self.asarray(a) - self.asarray(b))
 
     def mul(self, a, b) -> np.ndarray:
-        """``a * b mod p`` elementwise for residues."""
+        """``a * b mod p`` elementwise for residues.
+
+        Parameters
+        ----------
+        a, b : int or array-like of int
+            Integers (reduced mod p first); shapes broadcast.
+
+        Returns
+        -------
+        ndarray
+            Residues of the field's :attr:`dtype`.
+        """
         if self.is_int64:
             return mulmod(self.asarray(a), self.asarray(b), self.prime)
         return self._reduce(self.asarray(a) * self.asarray(b))
 
     def matmul(self, A, B) -> np.ndarray:
-        """``A @ B mod p`` for 2-D residue matrices."""
+        """``A @ B mod p`` for 2-D residue matrices.
+
+        Parameters
+        ----------
+        A, B : array-like of int
+            Matrices of shapes ``(r, s)`` and ``(s, c)``.
+
+        Returns
+        -------
+        ndarray of shape (r, c)
+            Residues of the field's :attr:`dtype`.
+
+        Raises
+        ------
+        ValueError
+            If the shapes do not allow the product.
+        """
         if self.is_int64:
             return matmul_mod(A, B, self.prime)
         A, B = self.asarray(A), self.asarray(B)
@@ -121,18 +212,55 @@ class PrimeField:
         return self._reduce(A @ B)
 
     def sum(self, a, *, axis: int = -1) -> np.ndarray:
-        """``a.sum(axis) mod p`` for residues, without overflow."""
+        """``a.sum(axis) mod p`` for residues, without overflow.
+
+        Parameters
+        ----------
+        a : array-like of int
+            Residues in ``[0, p)``.
+        axis : int, default=-1
+            The axis to sum over.
+
+        Returns
+        -------
+        ndarray
+            Residues of the field's :attr:`dtype`, with ``axis`` removed.
+        """
         if self.is_int64:
             return sum_mod(a, self.prime, axis=axis)
         return self._reduce(self.asarray(a).sum(axis=axis))
 
     def signed(self, v) -> np.ndarray:
-        """Residues lifted to ``(-p/2, p/2]``, for quantities that may be negative."""
+        """Residues lifted to ``(-p/2, p/2]``, for quantities that may be negative.
+
+        Parameters
+        ----------
+        v : array-like of int
+            Residues in ``[0, p)``.
+
+        Returns
+        -------
+        ndarray
+            ``v - p`` where ``v > p // 2``, else ``v``.
+        """
         if self.is_int64:
             return signed(v, self.prime)
         v = self.asarray(v)
         return np.where(v > self.prime // 2, v - self.prime, v)
 
     def lagrange_basis(self, nodes, targets) -> np.ndarray:
-        """:func:`fedlib.field.lagrange_basis` as a ``(len(targets), len(nodes))`` array of this field."""
+        """:func:`fedlib.field.lagrange_basis` as a ``(len(targets), len(nodes))`` array of this field.
+
+        Parameters
+        ----------
+        nodes : sequence of int
+            Distinct interpolation points.
+        targets : sequence of int
+            Points at which the polynomial is wanted.
+
+        Returns
+        -------
+        ndarray of shape (len(targets), len(nodes))
+            Row ``a`` turns values at ``nodes`` into the value at ``targets[a]``.
+        """
         return np.array(lagrange_basis(nodes, targets, self.prime), dtype=self.dtype).reshape(len(targets), len(nodes))

@@ -22,7 +22,25 @@ _MAX_INNER = 2**19  # keeps the right operand's limbs at >= 16 bits
 
 
 def check_modulus(q: int) -> int:
-    """``q`` as an int, if it is a prime below 2**50 (the exactness bound of this module)."""
+    """``q`` as an int, if it is a prime below 2**50 (the exactness bound of this module).
+
+    Parameters
+    ----------
+    q : int
+        The modulus.
+
+    Returns
+    -------
+    int
+        ``q``.
+
+    Raises
+    ------
+    TypeError
+        If ``q`` is not an integer.
+    ValueError
+        If ``q`` is not a prime, or is 2**50 or more.
+    """
     q = check_prime(q)
     if q >= MAX_MODULUS:
         raise ValueError(f"int64 field arithmetic is exact only for q < 2**50; got q={q} (about 2**{q.bit_length()}).")
@@ -30,7 +48,25 @@ def check_modulus(q: int) -> int:
 
 
 def as_residues(a, q: int) -> np.ndarray:
-    """Integers as int64 residues in ``[0, q)`` (no copy when they already are)."""
+    """Integers as int64 residues in ``[0, q)`` (no copy when they already are).
+
+    Parameters
+    ----------
+    a : array-like of int
+        Integers that fit in int64.
+    q : int
+        The modulus.
+
+    Returns
+    -------
+    ndarray of int64
+        ``a mod q``.
+
+    Examples
+    --------
+    >>> as_residues([-1, 5], 7).tolist()
+    [6, 5]
+    """
     a = np.asarray(a, dtype=np.int64)
     if a.size == 0 or (int(a.min()) >= 0 and int(a.max()) < q):
         return a
@@ -43,6 +79,24 @@ def mulmod(a, b, q: int) -> np.ndarray:
     The float64 quotient ``floor(a*b/q)`` is off by at most one (its error is
     below 1/4 for q < 2**50), so ``a*b - quot*q``, computed modulo 2**64 by int64
     wrap-around, lies in ``[-q, 2q)`` and ``np.mod`` brings it into range.
+
+    Parameters
+    ----------
+    a, b : array-like of int
+        Residues in ``[0, q)``; shapes broadcast.
+    q : int
+        A prime below 2**50 (not checked here).
+
+    Returns
+    -------
+    ndarray of int64
+        ``a * b mod q``.
+
+    Examples
+    --------
+    >>> q = 2**50 - 27
+    >>> int(mulmod(q - 1, q - 1, q)[()])  # (-1)·(-1)
+    1
     """
     a = np.asarray(a, dtype=np.int64)
     b = np.asarray(b, dtype=np.int64)
@@ -85,6 +139,13 @@ def matmul_mod(A, B, q: int) -> np.ndarray:
     Returns
     -------
     ndarray of int64, shape (r, c)
+        ``A @ B mod q``, exact.
+
+    Raises
+    ------
+    ValueError
+        If ``q`` is not a prime below 2**50, the shapes do not allow the
+        product, or the inner dimension reaches 2**19 (limb sums would pass 2**53).
 
     Examples
     --------
@@ -117,6 +178,26 @@ def sum_mod(a, q: int, *, axis: int = -1) -> np.ndarray:
 
     A sum of more than 2**13 residues below 2**50 can pass 2**63; the axis is
     summed in blocks of 2**13 with a reduction after each.
+
+    Parameters
+    ----------
+    a : array-like of int
+        Residues in ``[0, q)``.
+    q : int
+        A prime below 2**50.
+    axis : int, default=-1
+        The axis to sum over.
+
+    Returns
+    -------
+    ndarray of int64
+        The sums mod ``q``, with ``axis`` removed.
+
+    Examples
+    --------
+    >>> q = 2**50 - 27
+    >>> int(sum_mod([q - 1, q - 1, 3], q))
+    1
     """
     a = np.moveaxis(np.asarray(a, dtype=np.int64), axis, -1)
     block = 2**13
@@ -127,7 +208,25 @@ def sum_mod(a, q: int, *, axis: int = -1) -> np.ndarray:
 
 
 def signed(v, q: int) -> np.ndarray:
-    """Lift residues to ``(-q/2, q/2]``: ``v - q`` where ``v > q // 2`` (for decoding signed quantities)."""
+    """Lift residues to ``(-q/2, q/2]``: ``v - q`` where ``v > q // 2`` (for decoding signed quantities).
+
+    Parameters
+    ----------
+    v : array-like of int
+        Residues in ``[0, q)``.
+    q : int
+        The modulus.
+
+    Returns
+    -------
+    ndarray of int64
+        The signed integers.
+
+    Examples
+    --------
+    >>> signed([98, 2], 101).tolist()
+    [-3, 2]
+    """
     v = np.asarray(v, dtype=np.int64)
     return np.where(v > q // 2, v - q, v)
 
@@ -141,6 +240,43 @@ class LimbMatrix:
     and a transposed limb is a free view for BLAS. The other operand is split
     into limbs narrow enough that every sum over the inner dimension stays
     below 2**52 (exact in float64).
+
+    Parameters
+    ----------
+    X : array-like of int of shape (r, c)
+        The matrix, as integers (reduced mod ``q``).
+    q : int
+        A prime below 2**50.
+    bits : int, default=25
+        Width of ``X``'s limbs.
+
+    Attributes
+    ----------
+    q : int
+        The modulus.
+    shape : tuple of int
+        ``(r, c)``.
+    bits : int
+        Width of the limbs.
+    limbs : list of ndarray
+        The float64 limbs of ``X``, low first.
+
+    Raises
+    ------
+    ValueError
+        If ``q`` is not a prime below 2**50 or ``X`` is not 2-D.
+
+    Notes
+    -----
+    Used by :class:`fedlib.secagg.CodedDistances`, in
+    :doc:`/notebooks/secfc/secure_clustering`.
+
+    Examples
+    --------
+    >>> q = 2**50 - 27
+    >>> X = LimbMatrix([[1, q - 1], [2, 3]], q)
+    >>> X.left_mul([[1, 1]]).tolist(), X.left_mul_transposed([[1, 1]]).tolist()
+    ([[3, 2]], [[0, 5]])
     """
 
     def __init__(self, X, q: int, *, bits: int = 25) -> None:
@@ -176,13 +312,45 @@ class LimbMatrix:
         return np.mod(out, q)
 
     def left_mul(self, A) -> np.ndarray:
-        """``A @ X mod q``."""
+        """``A @ X mod q``.
+
+        Parameters
+        ----------
+        A : array-like of int of shape (a, r)
+            Integers, reduced mod ``q``.
+
+        Returns
+        -------
+        ndarray of int64, shape (a, c)
+            The exact product mod ``q``.
+
+        Raises
+        ------
+        ValueError
+            If the shapes do not allow the product or the inner dimension is too large.
+        """
         if np.shape(A)[-1] != self.shape[0]:
             raise ValueError(f"cannot multiply shapes {np.shape(A)} and {self.shape}.")
         return self._product(A, self.shape[0], transposed=False)
 
     def left_mul_transposed(self, A) -> np.ndarray:
-        """``A @ X.T mod q``."""
+        """``A @ X.T mod q``.
+
+        Parameters
+        ----------
+        A : array-like of int of shape (a, c)
+            Integers, reduced mod ``q``.
+
+        Returns
+        -------
+        ndarray of int64, shape (a, r)
+            The exact product mod ``q``.
+
+        Raises
+        ------
+        ValueError
+            If the shapes do not allow the product or the inner dimension is too large.
+        """
         if np.shape(A)[-1] != self.shape[1]:
             raise ValueError(f"cannot multiply shapes {np.shape(A)} and {self.shape[::-1]}.")
         return self._product(A, self.shape[1], transposed=True)

@@ -35,6 +35,18 @@ from fedlib.field._poly import DecodingError
 def determinant_mod(matrix: list[list[int]], q: int) -> int:
     """Determinant of a square matrix over GF(q) by Gaussian elimination in Python ints.
 
+    Parameters
+    ----------
+    matrix : list of list of int
+        A square matrix of integers (reduced mod ``q``).
+    q : int
+        A prime (inverses are taken as ``a^(q-2)``).
+
+    Returns
+    -------
+    int
+        The determinant, in ``[0, q)``.
+
     Examples
     --------
     >>> determinant_mod([[1, 2], [3, 4]], 7)  # -2 mod 7
@@ -80,6 +92,29 @@ class LagrangeCode:
     ----------
     field : PrimeField
         GF(q), whose arrays (int64 or object) every method returns.
+    betas : list of int
+        ``β_1..β_{ℓ+t}``.
+    alphas : list of int
+        ``α_1..α_n``.
+
+    Raises
+    ------
+    ValueError
+        If ``t >= n`` (``t`` clients would hold every share), or GF(q) has
+        fewer than ``ℓ+t+n`` non-zero elements.
+
+    Notes
+    -----
+    With ``ℓ`` segments and ``t`` masks, any ``t`` shares reveal nothing about
+    the secret (LCC's t-privacy; Yu et al. 2019, Theorem 1) and a degree-``deg``
+    function of the shares is decoded from ``(ℓ+t-1)·deg + 1`` responses.
+    Used in :doc:`/notebooks/secfc/secure_clustering`.
+
+    References
+    ----------
+    Q. Yu, S. Li, N. Raviv, S. M. M. Kalan, M. Soltanolkotabi, S. Avestimehr.
+    "Lagrange Coded Computing: Optimal Design for Resiliency, Security and
+    Privacy", AISTATS 2019.
 
     Examples
     --------
@@ -126,12 +161,35 @@ class LagrangeCode:
         return list(range(start, start + self.n_clients))
 
     def recovery_threshold(self, degree: int) -> int:
-        """Responses needed to decode a polynomial of degree ``degree`` of the shares: ``(ℓ+t-1)·deg + 1``."""
+        """Responses needed to decode a polynomial of degree ``degree`` of the shares: ``(ℓ+t-1)·deg + 1``.
+
+        Parameters
+        ----------
+        degree : int
+            Degree ``deg`` >= 1 of the function applied to the shares (2 for
+            SecFC's squared distances, 1 for sums).
+
+        Returns
+        -------
+        int
+            ``R = (ℓ+t-1)·deg + 1``; for ``deg = 2`` SecFC Theorem 1's ``2ℓ+2t-1``.
+
+        Examples
+        --------
+        >>> LagrangeCode(n_clients=10, n_segments=1, n_masks=4, prime=101).recovery_threshold(2)
+        9
+        """
         degree = check_scalar(degree, "degree", "int", min_val=1)
         return (self.n_segments + self.n_masks - 1) * degree + 1
 
     def encoding_matrix(self) -> np.ndarray:
-        """``U`` of shape ``(n, ℓ+t)`` with ``U[j, u] = Π_{v≠u} (α_j − β_v)/(β_u − β_v)`` (SecFC Eq. (2))."""
+        """The encoding matrix ``U`` with ``U[j, u] = Π_{v≠u} (α_j − β_v)/(β_u − β_v)`` (SecFC Eq. (2)).
+
+        Returns
+        -------
+        ndarray of shape (n_clients, ℓ+t)
+            Client ``j``'s share is ``Σ_u U[j, u] f(β_u)``.
+        """
         return self.field.lagrange_basis(self.betas, self.alphas)
 
     def encode(self, segments, *, random_state: SeedLike = None) -> np.ndarray:
@@ -141,7 +199,7 @@ class LagrangeCode:
         ----------
         segments : array-like of shape (n_secrets, ℓ, width)
             Residues in ``[0, q)``: secret ``i`` is ``segments[i].ravel()``.
-        random_state : int, Generator or None
+        random_state : int, numpy.random.Generator or None, default=None
             Draws the ``t`` masks of every secret, uniform on GF(q). A seeded
             generator gives reproducible shares for a simulation; a deployment
             draws masks from a cryptographic generator.
@@ -150,6 +208,11 @@ class LagrangeCode:
         -------
         shares : ndarray of shape (n_clients, n_secrets, width)
             ``shares[j, i] = f_i(α_j)``.
+
+        Raises
+        ------
+        ValueError
+            If ``segments`` is not 3-D with ``ℓ`` segments, or holds values outside ``[0, q)``.
         """
         gf, q = self.field, self.prime
         P = np.asarray(segments, dtype=gf.dtype)
@@ -181,11 +244,13 @@ class LagrangeCode:
         Returns
         -------
         ndarray of shape (n_targets, R)
+            Row ``a`` turns the first ``R`` responses into the value at target ``a``.
 
         Raises
         ------
         ValueError
-            With fewer than ``R`` responders (SecFC Theorem 1 for ``deg = 2``).
+            With fewer than ``R`` responders (SecFC Theorem 1 for ``deg = 2``),
+            repeated or out-of-range responders, or unknown ``targets``.
         """
         responders = self._check_responders(responders, degree)
         nodes = [self.alphas[j] for j in responders[: self.recovery_threshold(degree)]]
@@ -214,12 +279,23 @@ class LagrangeCode:
         responses : array-like of shape (n_responses, ...)
             Residues; ``responses[r]`` came from client ``responders[r]``.
         responders : sequence of int
+            Distinct client indices (0-based), at least ``R``.
         degree : int
-        targets : see :meth:`decoding_weights`
+            Degree of the function applied to the shares.
+        targets : {"segments", "sum"} or list of int, default="segments"
+            As in :meth:`decoding_weights`.
 
         Returns
         -------
-        ndarray of shape (n_targets, ...), or (...) for ``targets="sum"``
+        ndarray
+            Shape ``(n_targets, ...)``, or ``(...)`` for ``targets="sum"``.
+
+        Raises
+        ------
+        ValueError
+            With fewer than ``R`` responders, or as many responses as responders not given.
+        fedlib.field.DecodingError
+            If a response beyond the first ``R`` disagrees with the decoded polynomial.
         """
         gf = self.field
         responders = self._check_responders(responders, degree)
@@ -254,6 +330,21 @@ class LagrangeCode:
         True exactly when the ``t × t`` block ``U[colluders, ℓ:]`` of the encoding
         matrix is invertible over GF(q): the masks then act as a one-time pad on
         the colluders' view (Yu et al. 2019, Theorem 1).
+
+        Parameters
+        ----------
+        colluders : sequence of int
+            Exactly ``t`` client indices.
+
+        Returns
+        -------
+        bool
+            Whether their shares are independent of the secret.
+
+        Raises
+        ------
+        ValueError
+            If not exactly ``t`` colluders are given.
         """
         colluders = [int(j) for j in colluders]
         if len(colluders) != self.n_masks:
@@ -263,7 +354,13 @@ class LagrangeCode:
         return determinant_mod([[int(v) for v in row] for row in block], self.prime) != 0
 
     def all_colluding_sets_learn_nothing(self) -> bool:
-        """:meth:`colluders_learn_nothing` for every ``t``-subset of clients (use for small ``n``)."""
+        """:meth:`colluders_learn_nothing` for every ``t``-subset of clients (use for small ``n``).
+
+        Returns
+        -------
+        bool
+            Whether no set of ``t`` clients learns anything (``C(n, t)`` determinants).
+        """
         return all(self.colluders_learn_nothing(c) for c in combinations(range(self.n_clients), self.n_masks))
 
     def _check_responders(self, responders, degree: int) -> list[int]:

@@ -28,6 +28,7 @@ def trim(a: Poly) -> Poly:
 
 
 def poly_add(a: Poly, b: Poly, p: int) -> Poly:
+    """Sum ``a + b`` over GF(p)."""
     if len(a) < len(b):
         a, b = b, a
     out = list(a)
@@ -37,11 +38,30 @@ def poly_add(a: Poly, b: Poly, p: int) -> Poly:
 
 
 def poly_sub(a: Poly, b: Poly, p: int) -> Poly:
+    """Difference ``a − b`` over GF(p)."""
     return poly_add(a, [(-c) % p for c in b], p)
 
 
 def poly_mul(a: Poly, b: Poly, p: int) -> Poly:
-    """Schoolbook product, reduced once per coefficient."""
+    """Product ``a · b`` over GF(p), schoolbook, reduced once per coefficient.
+
+    Parameters
+    ----------
+    a, b : list of int
+        Coefficients, lowest degree first.
+    p : int
+        The prime.
+
+    Returns
+    -------
+    list of int
+        Coefficients of the product, lowest degree first, no trailing zeros.
+
+    Examples
+    --------
+    >>> poly_mul([1, 1], [6, 1], 7)  # (1 + x)(6 + x) = 6 + 7x + x² = 6 + x² mod 7
+    [6, 0, 1]
+    """
     if not a or not b:
         return []
     out = [0] * (len(a) + len(b) - 1)
@@ -53,7 +73,34 @@ def poly_mul(a: Poly, b: Poly, p: int) -> Poly:
 
 
 def poly_divmod(a: Poly, b: Poly, p: int) -> tuple[Poly, Poly]:
-    """Quotient and remainder of ``a / b``; ``b`` must be non-zero."""
+    """Quotient and remainder of ``a / b`` over GF(p).
+
+    Parameters
+    ----------
+    a : list of int
+        The dividend, lowest degree first.
+    b : list of int
+        The divisor, non-zero.
+    p : int
+        The prime.
+
+    Returns
+    -------
+    quotient : list of int
+        ``q`` with ``a = q b + r``.
+    remainder : list of int
+        ``r``, of degree below that of ``b``.
+
+    Raises
+    ------
+    ZeroDivisionError
+        If ``b`` is the zero polynomial.
+
+    Examples
+    --------
+    >>> poly_divmod([6, 0, 1], [1, 1], 7)  # x² + 6 = (x + 1)(x + 6)
+    ([6, 1], [])
+    """
     b = trim(list(b))
     if not b:
         raise ZeroDivisionError("polynomial division by zero")
@@ -74,10 +121,12 @@ def poly_divmod(a: Poly, b: Poly, p: int) -> tuple[Poly, Poly]:
 
 
 def poly_mod(a: Poly, b: Poly, p: int) -> Poly:
+    """Remainder of ``a / b`` over GF(p)."""
     return poly_divmod(a, b, p)[1]
 
 
 def poly_monic(a: Poly, p: int) -> Poly:
+    """``a`` divided by its leading coefficient (the zero polynomial stays ``[]``)."""
     if not a:
         return []
     inv = pow(a[-1], -1, p)
@@ -85,7 +134,25 @@ def poly_monic(a: Poly, p: int) -> Poly:
 
 
 def poly_gcd(a: Poly, b: Poly, p: int) -> Poly:
-    """Monic greatest common divisor (Euclid)."""
+    """Monic greatest common divisor over GF(p) (Euclid's algorithm).
+
+    Parameters
+    ----------
+    a, b : list of int
+        Coefficients, lowest degree first.
+    p : int
+        The prime.
+
+    Returns
+    -------
+    list of int
+        The monic gcd; ``[]`` if both are zero.
+
+    Examples
+    --------
+    >>> poly_gcd([6, 0, 1], [1, 1], 7)
+    [1, 1]
+    """
     a, b = trim(list(a)), trim(list(b))
     while b:
         a, b = b, poly_mod(a, b, p)
@@ -93,7 +160,29 @@ def poly_gcd(a: Poly, b: Poly, p: int) -> Poly:
 
 
 def poly_powmod(base: Poly, exponent: int, modulus: Poly, p: int) -> Poly:
-    """``base ** exponent mod modulus`` by square and multiply."""
+    """``base ** exponent mod modulus`` over GF(p), by square and multiply.
+
+    Parameters
+    ----------
+    base : list of int
+        Coefficients, lowest degree first.
+    exponent : int
+        A non-negative exponent (any size).
+    modulus : list of int
+        A non-zero polynomial.
+    p : int
+        The prime.
+
+    Returns
+    -------
+    list of int
+        The reduced power.
+
+    Examples
+    --------
+    >>> poly_powmod([0, 1], 7, [6, 0, 1], 7)  # x^7 mod (x² − 1) = x
+    [0, 1]
+    """
     result: Poly = [1]
     base = poly_mod(base, modulus, p)
     while exponent > 0:
@@ -106,7 +195,27 @@ def poly_powmod(base: Poly, exponent: int, modulus: Poly, p: int) -> Poly:
 
 
 def poly_eval(a: Poly, x: int, p: int) -> int:
-    """Horner's rule."""
+    """Value ``a(x) mod p`` by Horner's rule.
+
+    Parameters
+    ----------
+    a : list of int
+        Coefficients, lowest degree first.
+    x : int
+        The point.
+    p : int
+        The prime.
+
+    Returns
+    -------
+    int
+        ``a(x)`` in ``[0, p)``.
+
+    Examples
+    --------
+    >>> poly_eval([6, 0, 1], 3, 7)  # 6 + 9
+    1
+    """
     acc = 0
     for c in reversed(a):
         acc = (acc * x + c) % p
@@ -114,7 +223,25 @@ def poly_eval(a: Poly, x: int, p: int) -> int:
 
 
 def poly_from_roots(roots, p: int) -> Poly:
-    """``prod (x - r)`` over the given roots."""
+    """The monic polynomial ``Π (x − r)`` over the given roots.
+
+    Parameters
+    ----------
+    roots : iterable of int
+        Roots in GF(p), repeated as often as their multiplicity.
+    p : int
+        The prime.
+
+    Returns
+    -------
+    list of int
+        Coefficients, lowest degree first.
+
+    Examples
+    --------
+    >>> poly_from_roots([1, 6], 7)  # (x − 1)(x − 6) = x² − 7x + 6
+    [6, 0, 1]
+    """
     out: Poly = [1]
     for r in roots:
         out = poly_mul(out, [(-r) % p, 1], p)
@@ -128,7 +255,30 @@ def berlekamp_massey(sequence, p: int) -> Poly:
     with ``sum_k l_k s_{i-k} = 0`` for every ``i >= m``. For power sums
     ``s_i = sum_j q_j j^i`` with ``m`` distinct non-zero ``j`` and non-zero
     ``q_j``, ``Lambda(x) = prod_j (1 - j x)`` once ``2m`` terms are given
-    (MUFC Alg. 2, server step 2).
+    (MUFC Alg. 2, line 3: the polynomial ``g(x)``).
+
+    Parameters
+    ----------
+    sequence : iterable of int
+        ``s_0, s_1, ...`` (reduced mod ``p``).
+    p : int
+        The prime.
+
+    Returns
+    -------
+    list of int
+        ``[1, l_1, ..., l_m]``, of length ``m + 1`` where ``m`` is the linear
+        complexity (trailing zeros kept).
+
+    References
+    ----------
+    J. L. Massey. "Shift-register synthesis and BCH decoding", IEEE
+    Transactions on Information Theory 15(1), 1969.
+
+    Examples
+    --------
+    >>> berlekamp_massey([2, 2 * 3 % 7, 2 * 9 % 7], 7)  # s_i = 2·3^i: Λ(x) = 1 − 3x
+    [1, 4]
     """
     s = [int(v) % p for v in sequence]
     C: Poly = [1]  # current connection polynomial
@@ -164,8 +314,38 @@ def poly_roots(h: Poly, p: int, *, backend: str = "auto", random_state: SeedLike
     ``r`` for which ``r + a`` is a quadratic residue from the others; recurse on
     both parts. ``backend="flint"`` asks FLINT (python-flint), about 50 times
     faster at MUFC's Celltype scale; ``"auto"`` uses FLINT when it is installed.
-    The two agree root for root (tested). Raises :class:`DecodingError` if ``h``
-    does not have ``deg h`` distinct roots in GF(p).
+    The two agree root for root (tested). MUFC Alg. 2 cites Kedlaya and Umans
+    (2011) for this step; any exact root finder gives the same roots.
+
+    Parameters
+    ----------
+    h : list of int
+        Coefficients, lowest degree first.
+    p : int
+        The prime.
+    backend : {"auto", "python", "flint"}, default="auto"
+        The root finder.
+    random_state : int, numpy.random.Generator or None, default=0
+        Draws the shifts ``a`` of the Python backend (the roots do not depend on it).
+
+    Returns
+    -------
+    list of int
+        The ``deg h`` roots, sorted.
+
+    Raises
+    ------
+    DecodingError
+        If ``h`` is zero or does not have ``deg h`` distinct roots in GF(p).
+    ValueError
+        For an unknown ``backend``.
+    ImportError
+        With ``backend="flint"`` when python-flint is not installed.
+
+    Examples
+    --------
+    >>> poly_roots([6, 0, 1], 7, backend="python")
+    [1, 6]
     """
     h = poly_monic(trim(list(h)), p)
     if not h:
@@ -236,11 +416,29 @@ def _forney_magnitudes(S: list[int], lam: Poly, support: list[int], p: int) -> l
 def solve_transposed_vandermonde(nodes, rhs, p: int) -> list[int]:
     """Solve ``sum_t q_t nodes_t^i = rhs_i`` (i = 0..m-1) over GF(p) in O(m^2) operations.
 
-    This is the Vandermonde step of MUFC Alg. 2. With ``P(x) = prod_t (x - nodes_t)``
+    This is the Vandermonde step of MUFC Alg. 2 (line 3). With ``P(x) = prod_t (x - nodes_t)``
     and ``P_t(x) = P(x) / (x - nodes_t) = sum_k a_{t,k} x^k``, the solution is
     ``q_t = w_t sum_k a_{t,k} rhs_k``, where ``w_t = 1 / P_t(nodes_t)`` is the
     barycentric weight of the Lagrange basis (:func:`fedlib.field.barycentric_weights`).
-    Nodes must be distinct.
+
+    Parameters
+    ----------
+    nodes : sequence of int
+        ``m`` distinct elements of GF(p).
+    rhs : sequence of int
+        ``m`` right-hand sides.
+    p : int
+        The prime.
+
+    Returns
+    -------
+    list of int
+        The unknowns ``q_t``, in the order of ``nodes``.
+
+    Raises
+    ------
+    ValueError
+        If ``rhs`` and ``nodes`` differ in length or the nodes are not distinct.
 
     Examples
     --------
@@ -275,15 +473,47 @@ def decode_power_sums(
 
     Given ``S_i = sum_j q_j j^(i-1) mod p`` for ``i = 1..2T``, with at most ``T``
     non-zero ``q_j``, distinct non-zero indices ``j`` and ``q_j != 0 mod p``,
-    return ``{j: q_j}`` (MUFC Alg. 2, server steps 2-4): Berlekamp-Massey gives
+    return ``{j: q_j}`` (MUFC Alg. 2, line 3): Berlekamp-Massey gives
     ``Lambda(x) = prod (1 - j x)``, its reversal ``prod (x - j)`` has the indices
-    as roots, and a Vandermonde solve gives the magnitudes.
+    as roots, and a Vandermonde solve gives the magnitudes. Every syndrome is
+    then checked against the result.
 
-    Raises :class:`DecodingError` when the syndromes are not those of a vector
-    with at most ``T`` non-zeros (for example, corrupted by a client).
-    ``backend`` selects the root finder (see :func:`poly_roots`); ``magnitudes``
-    solves for the counts by the Vandermonde system of MUFC Alg. 2 (default) or by
-    Forney's formula (MUFC guide, Sec. 4.3 item 6); both are exact and agree.
+    Parameters
+    ----------
+    syndromes : sequence of int
+        ``S_1..S_2T``, an even number of them.
+    p : int
+        The prime.
+    backend : {"auto", "python", "flint"}, default="auto"
+        The root finder (see :func:`poly_roots`).
+    magnitudes : {"vandermonde", "forney"}, default="vandermonde"
+        How to solve for the ``q_j``: the Vandermonde system of MUFC Alg. 2, or
+        Forney's formula ``q_j = Ω(1/j) / Π_{t≠j} (1 − t/j)`` with
+        ``Ω = S Λ mod x^m``, the Reed-Solomon error-evaluator formula. Both are
+        exact and agree.
+    random_state : int, numpy.random.Generator or None, default=0
+        Passed to :func:`poly_roots`.
+
+    Returns
+    -------
+    dict of int to int
+        ``{j: q_j}`` for the non-zero entries; empty if every syndrome is 0.
+
+    Raises
+    ------
+    DecodingError
+        When the syndromes are not those of a vector with at most ``T``
+        non-zeros and non-zero indices (for example, corrupted by a client).
+    ValueError
+        For an odd number of syndromes or an unknown ``magnitudes``.
+
+    Examples
+    --------
+    Two bins, 3 and 5, with counts 4 and 2, from ``2T = 4`` power sums over GF(13):
+
+    >>> S = [(4 * 3**i + 2 * 5**i) % 13 for i in range(4)]
+    >>> decode_power_sums(S, 13, backend="python")
+    {3: 4, 5: 2}
     """
     S = [int(v) % p for v in syndromes]
     if len(S) % 2:

@@ -23,7 +23,32 @@ class FieldOverflowError(ValueError):
 
 
 def quantize(X, scale: float) -> NDArrayInt:
-    """``floor(λ x)`` as int64: the integers SecFC computes with (App. A, before reduction mod ``q``)."""
+    """``floor(λ x)`` as int64: the integers SecFC computes with (SecFC App. A, before reduction mod ``q``).
+
+    Parameters
+    ----------
+    X : array-like of float
+        Real data.
+    scale : float
+        The scale λ, > 0.
+
+    Returns
+    -------
+    ndarray of int64
+        ``floor(λ X)``, of the shape of ``X``.
+
+    Raises
+    ------
+    ValueError
+        If ``scale <= 0``.
+    FieldOverflowError
+        If some ``|λ x|`` reaches 2**52, beyond exact float64 integers.
+
+    Examples
+    --------
+    >>> quantize([[0.25, -0.25]], 10.0).tolist()
+    [[2, -3]]
+    """
     if not scale > 0:
         raise ValueError(f"scale (λ) = {scale} should be > 0.")
     Y = np.floor(np.asarray(X, dtype=np.float64) * float(scale))
@@ -33,7 +58,30 @@ def quantize(X, scale: float) -> NDArrayInt:
 
 
 def to_field(X_int, q: int) -> NDArrayInt:
-    """Integers as residues of GF(q): ``v mod q`` (negative ``v`` become ``q + v``; SecFC Eq. (3))."""
+    """Integers as residues of GF(q): ``v mod q`` (negative ``v`` become ``q + v``; SecFC App. A, Eq. (3)).
+
+    Parameters
+    ----------
+    X_int : array-like of int
+        Integers, e.g. from :func:`quantize`.
+    q : int
+        The prime.
+
+    Returns
+    -------
+    ndarray of int64
+        Residues in ``[0, q)``.
+
+    Raises
+    ------
+    FieldOverflowError
+        If some ``|v|`` reaches ``q/2``, so that its residue would not decode to ``v``.
+
+    Examples
+    --------
+    >>> to_field([2, -3], 101).tolist()
+    [2, 98]
+    """
     X_int = np.asarray(X_int, dtype=np.int64)
     if X_int.size and int(np.max(np.abs(X_int))) >= q // 2:
         raise FieldOverflowError(
@@ -48,6 +96,29 @@ def check_decoded(values, q: int) -> NDArrayInt:
     A true value in ``[0, q/2)`` decodes to itself; a value that overflowed the
     field decodes to a residue that looks uniformly random, so the check fires
     with probability about 1/2 per overflowed entry.
+
+    Parameters
+    ----------
+    values : array-like of int
+        Decoded residues in ``[0, q)`` of quantities known to be non-negative
+        (SecFC's ``d'``).
+    q : int
+        The prime.
+
+    Returns
+    -------
+    ndarray of int64
+        The values as integers.
+
+    Raises
+    ------
+    FieldOverflowError
+        If some value lies above ``q/2``.
+
+    Examples
+    --------
+    >>> check_decoded([5, 7], 101).tolist()
+    [5, 7]
     """
     v = signed(values, q)
     bad = v < 0

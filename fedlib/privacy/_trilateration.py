@@ -1,9 +1,9 @@
 """Trilateration: what SecFC's server can rebuild from the seed distances it decodes by design.
 
 SecFC (Li, Hou, Buyukates, Avestimehr 2022) protects the data with Lagrange
-coded computing (LCC), and its Theorem 1, part (iii), states what is left for
-the server: it "is only able to decode the distances between the data points
-and the current cluster centers, but not their individual values" (Sec. 4).
+coded computing (LCC), and the proof of its Theorem 1 (Sec. 4.2) states what
+is left for the server: it "is only able to decode the distances between the
+data points and the current cluster centers, but not their individual values".
 With the private K-means++ initialisation every seed ``c`` is queried as the
 singleton cluster ``{c}``, so the server decodes, in the clear, the exact
 squared distances ``||x̄_i − x̄_c||²`` from every quantized point ``x̄_i`` to
@@ -70,6 +70,8 @@ def reconstruct_from_anchor_distances(sq_distances, anchors, n_dims: int) -> NDA
 
     Raises
     ------
+    TypeError
+        If ``n_dims`` is not an int or ``anchors`` is not a 1-D integer array.
     ValueError
         If ``n_anchors < n_dims + 1``; if the anchors are degenerate (their
         centred coordinates have rank below ``n_dims``, e.g. three collinear
@@ -79,7 +81,7 @@ def reconstruct_from_anchor_distances(sq_distances, anchors, n_dims: int) -> NDA
 
     See Also
     --------
-    align : the best rigid motion onto a reference, and the RMS error left.
+    align : The best rigid motion onto a reference, and the RMS error left.
 
     Notes
     -----
@@ -104,12 +106,12 @@ def reconstruct_from_anchor_distances(sq_distances, anchors, n_dims: int) -> NDA
     exact for ``x̄ = floor(λx)``, so ``x̄`` is rebuilt exactly, and ``x̄/λ`` is
     within ``√d/λ`` of ``x``.
 
-    Cost ``O(a³ + n_samples · a · d)``. Used in :doc:`/secfc`.
+    Cost ``O(a³ + n_samples · a · d)``. Used in :doc:`/notebooks/secfc/secure_clustering`.
 
     References
     ----------
-    .. [1] J. Li, J. Hou, R. Buyukates and S. Avestimehr, "Secure Federated
-       Clustering", 2022, Sec. 4, Theorem 1 (iii).
+    .. [1] S. Li, S. Hou, B. Buyukates and S. Avestimehr, "Secure Federated
+       Clustering", 2022, Sec. 4.2, proof of Theorem 1.
     .. [2] W. S. Torgerson, "Multidimensional scaling: I. Theory and method",
        Psychometrika 17, 1952.
 
@@ -217,7 +219,7 @@ def align(reference, estimate) -> tuple[NDArrayFloat, float]:
     Centring both sets gives the optimal translation; the optimal orthogonal
     map of the centred sets is the orthogonal Procrustes solution
     (:func:`scipy.linalg.orthogonal_procrustes`). No scaling is fitted: the
-    distances fix the scale. Used in :doc:`/secfc`.
+    distances fix the scale. Used in :doc:`/notebooks/secfc/secure_clustering`.
 
     Examples
     --------

@@ -26,8 +26,31 @@ from fedlib.field import LagrangeCode
 def split_segments(X_field, n_segments: int) -> NDArrayInt:
     """Rows of ``X_field`` cut into ``ℓ`` equal segments, zero-padded at the end: shape ``(m, ℓ, ⌈d/ℓ⌉)``.
 
-    Padding zeros add nothing to any squared norm, so SecFC may use an ``ℓ``
-    that does not divide ``d`` (SecFC guide, Sec. 4.2).
+    SecFC Sec. 4.1 splits each point into ``ℓ`` segments of ``d/ℓ``
+    coordinates. Padding zeros add nothing to any squared norm, so an ``ℓ``
+    that does not divide ``d`` gives the same distances.
+
+    Parameters
+    ----------
+    X_field : array-like of int of shape (m, d)
+        Points as residues of GF(q).
+    n_segments : int
+        ``ℓ``, between 1 and ``d``.
+
+    Returns
+    -------
+    ndarray of shape (m, ℓ, ⌈d/ℓ⌉)
+        The segments, of the dtype of ``X_field``.
+
+    Raises
+    ------
+    ValueError
+        If ``ℓ > d``.
+
+    Examples
+    --------
+    >>> split_segments([[1, 2, 3]], 2).tolist()
+    [[[1, 2], [3, 0]]]
     """
     X_field = np.asarray(X_field)
     m, d = X_field.shape
@@ -46,15 +69,33 @@ def share_points(code: LagrangeCode, X_field, *, random_state: SeedLike = None) 
     Parameters
     ----------
     code : LagrangeCode
+        The public LCC parameters: ``n``, ``ℓ``, ``t`` and ``q``.
     X_field : array-like of shape (m_j, d)
         The client's quantized points as residues of GF(q).
-    random_state : int, Generator or None
+    random_state : int, numpy.random.Generator or None, default=None
         Draws the ``t`` masks of every point.
 
     Returns
     -------
     ndarray of shape (n_clients, m_j, ⌈d/ℓ⌉)
         Row block ``j`` is what client ``j`` receives.
+
+    References
+    ----------
+    S. Li, S. Hou, B. Buyukates, S. Avestimehr. "Secure Federated Clustering", 2022.
+
+    Examples
+    --------
+    Three clients, ``t = 1``: any two shares give the points back (Shamir's
+    threshold), one share alone is uniform.
+
+    >>> from fedlib.field import LagrangeCode
+    >>> code = LagrangeCode(n_clients=3, n_segments=1, n_masks=1, prime=101)
+    >>> shares = share_points(code, [[5, 7], [1, 100]], random_state=0)
+    >>> shares.shape
+    (3, 2, 2)
+    >>> code.decode(shares[[0, 2]], [0, 2], 1)[0].tolist()
+    [[5, 7], [1, 100]]
     """
     X_field = code.field.asarray(X_field)
     return code.encode(split_segments(X_field, code.n_segments), random_state=random_state)
@@ -65,6 +106,22 @@ def share_all(code: LagrangeCode, X_field, parts, *, random_state: SeedLike = No
 
     Client ``c`` encodes the rows ``parts[c]`` with its own generator (spawned
     from ``random_state``); the returned matrix is in the global row order.
+
+    Parameters
+    ----------
+    code : LagrangeCode
+        The public LCC parameters.
+    X_field : array-like of int of shape (m, d)
+        All points as residues of GF(q), in a global row order.
+    parts : list of array-like of int
+        Client ``c`` owns the rows ``parts[c]``.
+    random_state : int, numpy.random.Generator or None, default=None
+        Seeds the clients' mask streams.
+
+    Returns
+    -------
+    ndarray of shape (n_clients, m, ⌈d/ℓ⌉)
+        Every client's share of every point.
     """
     X_field = code.field.asarray(X_field)
     m, d = X_field.shape
@@ -83,6 +140,23 @@ def share_every_index(code: LagrangeCode, X_field, parts, *, random_state: SeedL
     and every client sums the ``n`` shares it receives per index (Eq. (6)).
     Costs ``n`` times the encoding work of :func:`share_all`: each client encodes
     ``m`` rows instead of ``m_c``.
+
+    Parameters
+    ----------
+    code : LagrangeCode
+        The public LCC parameters.
+    X_field : array-like of int of shape (m, d)
+        All points as residues of GF(q), in the order fixed by the private set union.
+    parts : list of array-like of int
+        Client ``c`` owns the rows ``parts[c]`` (known to the simulation only).
+    random_state : int, numpy.random.Generator or None, default=None
+        Seeds the clients' mask streams.
+
+    Returns
+    -------
+    ndarray of shape (n_clients, m, ⌈d/ℓ⌉)
+        Shares of every point under summed masks; they decode to the same points
+        as :func:`share_all`.
     """
     X_field = code.field.asarray(X_field)
     m, d = X_field.shape

@@ -7,13 +7,46 @@ from fedlib.field import random_field_elements
 
 
 def zero_sum_masks(n_clients: int, length: int, prime: int, *, random_state: SeedLike | str = None) -> list[list[int]]:
-    """Masks ``z^(l)`` uniform on GF(p)^length with ``sum_l z^(l) = 0 mod p`` (trusted dealer).
+    """Masks ``z^(l)`` uniform on GF(p)^length with ``Σ_l z^(l) = 0 mod p`` (MUFC Alg. 2, line 2).
 
     The first ``L - 1`` masks are uniform and independent; the last is minus
     their sum, so any ``L - 1`` of them are jointly uniform and reveal nothing.
-    Masks must be fresh for every aggregation: reusing them across rounds leaks
-    the difference of a client's inputs (MUFC guide, ambiguity 10).
-    ``random_state="secrets"`` draws from the OS CSPRNG.
+    This is a trusted dealer: MUFC only asks that the keys be "generated
+    offline using standard secure model aggregation".
+
+    Parameters
+    ----------
+    n_clients : int
+        ``L``, >= 1.
+    length : int
+        Elements per mask (``2KL`` for SCMA).
+    prime : int
+        ``p``.
+    random_state : int, numpy.random.Generator, None or "secrets", default=None
+        ``"secrets"`` draws from the operating system's CSPRNG; an int or a
+        Generator gives a reproducible simulation.
+
+    Returns
+    -------
+    list of list of int
+        ``L`` masks of ``length`` residues each.
+
+    Raises
+    ------
+    ValueError
+        If ``n_clients < 1``.
+
+    Notes
+    -----
+    Masks must be fresh for every aggregation. If a client masked two inputs
+    ``q`` and ``q'`` with the same ``z``, the difference of its two messages
+    would be ``q − q'`` in the clear.
+
+    Examples
+    --------
+    >>> masks = zero_sum_masks(3, 4, 13, random_state=0)
+    >>> [sum(column) % 13 for column in zip(*masks)]
+    [0, 0, 0, 0]
     """
     if n_clients < 1:
         raise ValueError(f"n_clients={n_clients} should be >= 1.")

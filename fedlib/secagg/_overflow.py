@@ -39,6 +39,7 @@ def distance_bound(n_samples: int, n_features: int, radius: float, scale: float)
     Returns
     -------
     float
+        ``m² (2λR + √d)²``.
 
     Examples
     --------
@@ -65,6 +66,7 @@ def max_safe_scale(n_samples: int, n_features: int, radius: float, q: int = SECF
     Returns
     -------
     float
+        The scale λ, or ``inf`` when ``R = 0``.
 
     Raises
     ------
@@ -114,6 +116,11 @@ def check_scale(scale: float, n_samples: int, n_features: int, radius: float, q:
     -------
     float
         ``scale``.
+
+    Raises
+    ------
+    FieldOverflowError
+        If ``m² (2λR + √d)²`` is not below ``(q-1)/2``.
 
     Examples
     --------

@@ -21,13 +21,27 @@ from fedlib.secagg._masks import zero_sum_masks
 
 @dataclass(frozen=True)
 class SCMAParams:
-    """Public parameters of one SCMA round."""
+    """Public parameters of one SCMA round (MUFC Alg. 2); build them with :func:`scma_params`.
 
-    prime: int  #: p, a prime > max(n, B^d)
-    n_syndromes: int  #: 2T; T = K L bounds the number of non-zeros of the sum
-    n_samples: int  #: n, the largest possible count
-    n_bins: int  #: B^d, the largest bin index (indices are 1..B^d)
-    n_clusters: int  #: K, the most non-zeros one client may send
+    Parameters
+    ----------
+    prime : int
+        ``p``, a prime > ``max(n, B^d)``.
+    n_syndromes : int
+        ``2T``; ``T = K L`` bounds the number of non-zeros of the sum.
+    n_samples : int
+        ``n``, the largest possible count.
+    n_bins : int
+        ``B^d``, the largest bin index (indices are ``1..B^d``).
+    n_clusters : int
+        ``K``, the most non-zeros one client may send.
+    """
+
+    prime: int
+    n_syndromes: int
+    n_samples: int
+    n_bins: int
+    n_clusters: int
 
     @property
     def element_bits(self) -> int:
@@ -45,10 +59,45 @@ def scma_params(
 ) -> SCMAParams:
     """Parameters for aggregating ``n_clients`` vectors with at most ``n_clusters`` non-zeros each.
 
-    The prime must satisfy ``p > max(n, B^d)`` (MUFC Alg. 2 states ``>=``; strict
-    is needed so that every count is non-zero mod p and every 1-based bin index
-    is a distinct non-zero element). With ``prime=None`` the smallest such prime
-    is used.
+    The prime must satisfy ``p > max(n, B^d)`` (MUFC Sec. 4.2 states ``>=``;
+    strict is needed so that every count is non-zero mod p and every 1-based
+    bin index is a distinct non-zero element).
+
+    Parameters
+    ----------
+    n_samples : int
+        ``n``, the total number of points (the largest possible count).
+    n_bins : int
+        ``B^d``, the number of quantization bins.
+    n_clusters : int
+        ``K``, the most non-zero bins one client may send.
+    n_clients : int
+        ``L``.
+    prime : int or None, default=None
+        ``p``; ``None`` takes the smallest prime above ``max(n, B^d)``.
+
+    Returns
+    -------
+    SCMAParams
+        With ``2T = 2KL`` syndromes.
+
+    Raises
+    ------
+    ValueError
+        If a count is below 1, or ``prime`` is not a prime above ``max(n, B^d)``.
+
+    References
+    ----------
+    C. Pan, J. Sima, S. Prakash, V. Rana, O. Milenkovic. "Machine Unlearning of
+    Federated Clusters", ICLR 2023, Sec. 4.1-4.2 and App. C.
+
+    Examples
+    --------
+    MUFC's Fig. 2: ``K = 2``, ``L = 2``, ``B^d = 4``, ``n = 12``, ``p = 13``.
+
+    >>> params = scma_params(n_samples=12, n_bins=4, n_clusters=2, n_clients=2, prime=13)
+    >>> params.n_syndromes, params.message_bits
+    (8, 32)
     """
     for name, value in (
         ("n_samples", n_samples),
@@ -84,9 +133,29 @@ def _check_counts(counts: Mapping[int, int], params: SCMAParams, who: str) -> No
 
 
 def scma_encode(counts: Mapping[int, int], params: SCMAParams, mask: Sequence[int]) -> list[int]:
-    """Client message ``S_i^(l) = sum_j q_j^(l) j^(i-1) + z_i^(l) mod p``, i = 1..2T (MUFC Alg. 2).
+    """Client message ``S_i^(l) = Σ_j q_j^(l) j^(i-1) + z_i^(l) mod p``, i = 1..2T (MUFC Alg. 2, line 2).
 
     Costs ``2T`` multiplications per non-zero (powers are built incrementally).
+
+    Parameters
+    ----------
+    counts : mapping of int to int
+        ``q^(l)``: bin index (1-based) to count, at most ``K`` entries.
+    params : SCMAParams
+        The public parameters.
+    mask : sequence of int
+        The client's one-time key ``z^(l)``, of length ``2T``.
+
+    Returns
+    -------
+    list of int
+        The ``2T`` masked syndromes.
+
+    Raises
+    ------
+    ValueError
+        For more than ``K`` non-zeros, an index or a count out of range, or a
+        mask of the wrong length.
     """
     _check_counts(counts, params, "scma_encode")
     if len(counts) > params.n_clusters:
@@ -107,7 +176,25 @@ def scma_encode(counts: Mapping[int, int], params: SCMAParams, mask: Sequence[in
 
 
 def scma_aggregate(messages: Sequence[Sequence[int]], params: SCMAParams) -> list[int]:
-    """Server: add the masked messages; the masks cancel, leaving the syndromes of ``q``."""
+    """Server: add the masked messages; the masks cancel, leaving the syndromes of ``q`` (MUFC Alg. 2, line 3).
+
+    Parameters
+    ----------
+    messages : sequence of sequence of int
+        One message of ``2T`` residues per client.
+    params : SCMAParams
+        The public parameters.
+
+    Returns
+    -------
+    list of int
+        ``S_i = Σ_l S_i^(l) mod p``.
+
+    Raises
+    ------
+    ValueError
+        If there are no messages or one has the wrong length.
+    """
     if not messages:
         raise ValueError("no messages to aggregate.")
     for k, m in enumerate(messages):
@@ -118,11 +205,28 @@ def scma_aggregate(messages: Sequence[Sequence[int]], params: SCMAParams) -> lis
 
 
 def scma_decode(syndromes: Sequence[int], params: SCMAParams, *, backend: str = "auto") -> dict[int, int]:
-    """Server: the exact sparse sum ``{j: q_j}`` from the aggregated syndromes.
+    """Server: the exact sparse sum ``{j: q_j}`` from the aggregated syndromes (MUFC Alg. 2, line 3).
 
-    Raises :class:`fedlib.field.DecodingError` if the sum has more than ``T``
-    non-zeros or the messages were inconsistent, and ``ValueError`` if a decoded
-    index or count lies outside its range (which would mean p was too small).
+    Parameters
+    ----------
+    syndromes : sequence of int
+        ``S_1..S_2T`` from :func:`scma_aggregate`.
+    params : SCMAParams
+        The public parameters.
+    backend : {"auto", "python", "flint"}, default="auto"
+        The root finder of :func:`fedlib.field.poly_roots`.
+
+    Returns
+    -------
+    dict of int to int
+        ``q``: bin index to count, sorted by index.
+
+    Raises
+    ------
+    fedlib.field.DecodingError
+        If the sum has more than ``T`` non-zeros or the messages were inconsistent.
+    ValueError
+        If a decoded index or count lies outside its range (which would mean p was too small).
     """
     result = decode_power_sums(syndromes, params.prime, backend=backend)
     _check_counts(result, params, "scma_decode")
@@ -131,11 +235,21 @@ def scma_decode(syndromes: Sequence[int], params: SCMAParams, *, backend: str = 
 
 @dataclass(frozen=True)
 class SCMAResult:
-    """Outcome of :func:`secure_sparse_sum`."""
+    """Outcome of :func:`secure_sparse_sum`.
 
-    total: dict[int, int]  #: q = sum_l q^(l), bin index -> count
+    Parameters
+    ----------
+    total : dict of int to int
+        ``q = Σ_l q^(l)``: bin index to count.
+    params : SCMAParams
+        The public parameters of the round.
+    messages : list of list of int
+        What each client sent (masked syndromes).
+    """
+
+    total: dict[int, int]
     params: SCMAParams
-    messages: list[list[int]]  #: what each client sent (masked syndromes)
+    messages: list[list[int]]
 
 
 def secure_sparse_sum(
@@ -145,7 +259,45 @@ def secure_sparse_sum(
     random_state: SeedLike | str = None,
     backend: str = "auto",
 ) -> SCMAResult:
-    """Run one SCMA round: fresh zero-sum masks, client encoding, aggregation, decoding."""
+    """Run one SCMA round: fresh zero-sum masks, client encoding, aggregation, decoding (MUFC Alg. 2).
+
+    Parameters
+    ----------
+    client_counts : sequence of mapping of int to int
+        ``q^(l)`` of every client: bin index (1-based) to count.
+    params : SCMAParams
+        The public parameters, for ``L = len(client_counts)`` clients.
+    random_state : int, numpy.random.Generator, None or "secrets", default=None
+        Draws the masks (:func:`zero_sum_masks`).
+    backend : {"auto", "python", "flint"}, default="auto"
+        The root finder used in decoding.
+
+    Returns
+    -------
+    SCMAResult
+        The exact sum, the parameters and the clients' messages.
+
+    Raises
+    ------
+    ValueError
+        If a client's vector breaks the parameters (see :func:`scma_encode`).
+    fedlib.field.DecodingError
+        If the sum cannot be decoded.
+
+    Notes
+    -----
+    The server learns ``q`` and nothing else about the ``q^(l)``: any
+    ``L − 1`` masks are jointly uniform (MUFC App. J).
+    Used in :doc:`/notebooks/mufc/training`.
+
+    Examples
+    --------
+    MUFC's Fig. 2 setting; the two clients share bin 2:
+
+    >>> params = scma_params(n_samples=12, n_bins=4, n_clusters=2, n_clients=2, prime=13)
+    >>> secure_sparse_sum([{1: 3, 2: 4}, {2: 1, 4: 4}], params, random_state=0).total
+    {1: 3, 2: 5, 4: 4}
+    """
     masks = zero_sum_masks(len(client_counts), params.n_syndromes, params.prime, random_state=random_state)
     messages = [scma_encode(c, params, z) for c, z in zip(client_counts, masks, strict=True)]
     total = scma_decode(scma_aggregate(messages, params), params, backend=backend)
@@ -153,5 +305,24 @@ def secure_sparse_sum(
 
 
 def dense_secure_sum_bits(params: SCMAParams) -> int:
-    """Bits per client for masked *dense* aggregation of the same vector: B^d elements of ceil(log2(n+1)) bits."""
+    """Bits per client for masked *dense* aggregation of the same vector: B^d elements of ceil(log2(n+1)) bits.
+
+    The comparison point of MUFC Sec. 4.2: securely summing the whole
+    length-``B^d`` vector costs exponentially many bits in ``d``.
+
+    Parameters
+    ----------
+    params : SCMAParams
+        The parameters of the sparse round.
+
+    Returns
+    -------
+    int
+        ``B^d · ceil(log2(n + 1))``.
+
+    Examples
+    --------
+    >>> dense_secure_sum_bits(scma_params(n_samples=12, n_bins=4, n_clusters=2, n_clients=2))
+    16
+    """
     return params.n_bins * math.ceil(math.log2(params.n_samples + 1))

@@ -69,6 +69,22 @@ class CodedDistances:
         Clients that answer each round.
     rng : numpy.random.Generator
         Picks the responders.
+
+    Attributes
+    ----------
+    n_samples : int
+        ``m``.
+    client_seconds : list of list of float
+        Per round, each responder's compute time.
+    server_seconds : list of float
+        Per round, the server's decoding time.
+    responders : list of list of int
+        The clients that answered each round.
+
+    Raises
+    ------
+    ValueError
+        If the code's prime is not below 2**50.
     """
 
     def __init__(self, code: LagrangeCode, shares: NDArrayInt, *, n_responders: int, rng: np.random.Generator) -> None:
@@ -85,7 +101,22 @@ class CodedDistances:
         self.responders: list[list[int]] = []
 
     def client_response(self, j: int, labels: NDArrayInt, n_clusters: int) -> NDArrayInt:
-        """Client ``j``'s message: ``d̃_{i,h,j}`` for all ``(i, h)`` (Alg. 1, lines 9-11)."""
+        """Client ``j``'s message: ``d̃_{i,h,j}`` for all ``(i, h)`` (SecFC Alg. 1, lines 9-11).
+
+        Parameters
+        ----------
+        j : int
+            The client (0-based).
+        labels : ndarray of int of shape (m,)
+            The current clustering, public (-1: in no cluster).
+        n_clusters : int
+            ``k``.
+
+        Returns
+        -------
+        ndarray of int64, shape (m, n_clusters)
+            ``d̃_{i,h,j} = ||μ̃_{h,j} − |S_h| x̃_{i,j}||² mod q``, computed on shares alone.
+        """
         q = self.q
         sizes = cluster_sizes(labels, n_clusters)
         if j not in self._limbs:  # split once, reused every round
@@ -99,6 +130,7 @@ class CodedDistances:
         return np.mod(centre_sq[None, :] - mulmod(G, twice, q) + mulmod(self.share_sq[j][:, None], size_sq, q), q)
 
     def __call__(self, labels: NDArrayInt, n_clusters: int) -> NDArrayInt:
+        """One round: the responders' coded distances, decoded to ``d'`` (int64, shape ``(m, n_clusters)``)."""
         responders = [int(j) for j in self.rng.permutation(self.code.n_clients)[: self.n_responders]]
         responses = np.empty((len(responders), self.n_samples, n_clusters), dtype=np.int64)
         seconds = []
@@ -138,7 +170,7 @@ class SecFC:
         shortcut: in deployment it must be agreed in advance).
     prime : int, default=SECFC_PRIME
         ``q``, a prime below 2**50 (``2**50 - 27`` by default).
-    init : "kmeans++", "random_assignment" or array of labels
+    init : {"kmeans++", "random_assignment"} or array-like of int, default="kmeans++"
         See :func:`fedlib.cluster.distance_lloyd`.
     max_iter : int, default=100
         Most Lloyd rounds.
@@ -149,11 +181,11 @@ class SecFC:
     membership_privacy : bool, default=False
         Share every index from every client (Sec. 6, Eqs. (4)-(6)) so that the
         ownership of indices stays private; the clustering is the same.
-    check_overflow : "bound" or "runtime", default="bound"
+    check_overflow : {"bound", "runtime"}, default="bound"
         ``"bound"``: refuse a ``scale`` whose public bound ``m²(2λR+√d)²``
         reaches ``q/2``. ``"runtime"``: skip that check and rely on the
         detector that every decoded value is below ``q/2``.
-    random_state : int, Generator or None
+    random_state : int, numpy.random.Generator or None, default=None
         An int gives the same initialisation as
         :func:`fedlib.cluster.centralized_lloyd` with that ``random_state``.
 
@@ -198,7 +230,7 @@ class SecFC:
 
     References
     ----------
-    J. Li, Y. Hou, B. Buyukates, S. Avestimehr. "Secure Federated Clustering", 2022.
+    S. Li, S. Hou, B. Buyukates, S. Avestimehr. "Secure Federated Clustering", 2022.
 
     Examples
     --------
@@ -254,6 +286,16 @@ class SecFC:
         -------
         SecFC
             ``self``, fitted.
+
+        Raises
+        ------
+        ValueError
+            If ``n_clients < 2ℓ+2t-1`` or ``n_responders`` lies outside
+            ``[2ℓ+2t-1, n_clients]`` (SecFC Theorem 1), if ``t >= n_clients``,
+            or if ``parts`` does not partition the rows.
+        fedlib.field.FieldOverflowError
+            With ``check_overflow="bound"``, if ``scale`` can overflow GF(q);
+            with ``"runtime"``, if a decoded distance did.
         """
         X = check_array(X)
         m, d = X.shape
@@ -337,6 +379,11 @@ class SecFC:
         -------
         ndarray of shape (n_clusters, n_features)
             The quantized means divided by ``λ``; NaN rows for empty clusters.
+
+        Raises
+        ------
+        sklearn.exceptions.NotFittedError
+            Before :meth:`fit`.
         """
         check_is_fitted(self, "labels_")
         code = self.code_
@@ -358,6 +405,14 @@ class SecFC:
         Returns
         -------
         ndarray of int64, shape (n_samples,)
+            Index of the nearest non-empty cluster.
+
+        Raises
+        ------
+        sklearn.exceptions.NotFittedError
+            Before :meth:`fit`.
+        ValueError
+            If ``X`` has a different number of features than the fitted data.
         """
         check_is_fitted(self, "labels_")
         X = check_array(X)
@@ -387,6 +442,12 @@ def default_colluders(n_clients: int, n_segments: int = 1) -> int:
     Returns
     -------
     int
+        ``t``.
+
+    Raises
+    ------
+    ValueError
+        If no ``t >= 1`` satisfies ``2ℓ+2t-1 <= n``.
 
     Examples
     --------

@@ -35,7 +35,7 @@ class DCKMeans(FederatedClusteringMixin):
         K, at the leaves and at the root.
     root_n_init : int, default=10
         K-means restarts at the root.
-    random_state : int, Generator or None
+    random_state : int, numpy.random.Generator or None, default=None
         Pass an int for reproducible output across multiple function calls.
 
     Attributes
@@ -47,6 +47,10 @@ class DCKMeans(FederatedClusteringMixin):
     federated_loss_ : float
         Induced loss of the remaining data: each point charged to the root
         centre of its leaf centre (MUFC Def. 3.1).
+
+    Notes
+    -----
+    Used in :doc:`/notebooks/mufc/training` and :doc:`/notebooks/mufc/unlearning`.
 
     References
     ----------
@@ -81,6 +85,11 @@ class DCKMeans(FederatedClusteringMixin):
         -------
         DCKMeans
             ``self``, fitted.
+
+        Raises
+        ------
+        ValueError
+            If ``parts`` does not partition the rows or ``n_clusters`` exceeds the number of points.
         """
         X = check_array(X)
         self._k = check_n_clusters(self.n_clusters, X.shape[0])
@@ -127,6 +136,11 @@ class DCKMeans(FederatedClusteringMixin):
         -------
         RemovalReport
             The leaf's time as client time, the root's as server time.
+
+        Raises
+        ------
+        ValueError
+            If ``client`` is out of range, does not hold an id, or would be emptied.
         """
         check_is_fitted(self, "server_centers_")
         client = check_scalar(client, "client", "int", min_val=0, max_val=len(self._ids) - 1)
@@ -154,6 +168,17 @@ class DCKMeans(FederatedClusteringMixin):
         return total
 
     def client_ids(self, client: int) -> NDArrayInt:
-        """Row ids that leaf ``client`` still holds."""
+        """Row ids that leaf ``client`` still holds.
+
+        Parameters
+        ----------
+        client : int
+            The leaf (0-based).
+
+        Returns
+        -------
+        ndarray of int64
+            The ids, in the leaf's row order (a copy).
+        """
         check_is_fitted(self, "server_centers_")
         return self._ids[client].copy()

@@ -83,29 +83,29 @@ class MUFC(FederatedClusteringMixin):
     ----------
     n_clusters : int
         K, at the clients and at the server (MUFC App. M.2).
-    gamma : float or None
-        Quantization step; ``None`` gives MUFC's default ``1 / sqrt(n)``.
+    gamma : float or None, default=None
+        Quantization step γ; ``None`` gives MUFC's default ``1 / sqrt(n)`` (MUFC Fig. 3).
     client_lloyd : bool, default=False
         Full client K-means (MUFC Table 2). Every removal then retrains the client.
-    server_data : {"uniform", "weighted_centers"}
-        "uniform" (MUFC's experiments): one point uniform in the bin per client
-        point. "weighted_centers" (MUFC's theory): bin centres weighted by counts.
-    induced : {"bin_center", "own_sample"}
+    server_data : {"uniform", "weighted_centers"}, default="uniform"
+        "uniform" (MUFC's experiments, App. H): one point uniform in the bin per
+        client point. "weighted_centers" (MUFC Sec. 4): bin centres weighted by counts.
+    induced : {"bin_center", "own_sample"}, default="bin_center"
         Induced global cluster of a point (MUFC Def. 3.1): the server cluster of
         its local centre's bin centre, or ("own_sample", the authors' code, uniform
         mode only) the server cluster of the sample generated for the point.
-    server_update : {"lazy", "strict"}
+    server_update : {"lazy", "strict"}, default="lazy"
         After a removal that re-seeds no client, "lazy" (the paper's Alg. 4 and
         its 84x) keeps the server centres and drops the removed points' samples;
         only the clients' models are then exactly unlearned. "strict" aggregates
         again and re-clusters whenever the aggregate changed: the whole model is
         exactly unlearned.
-    aggregation : {"scma", "plaintext"}
+    aggregation : {"scma", "plaintext"}, default="scma"
         "scma" runs Alg. 2 for real (exact, slow for large d); "plaintext" sums
         the same vectors in the clear for fast experiments (identical result, tested).
     server_n_init : int, default=10
         K-means restarts at the server.
-    random_state : int, Generator or None
+    random_state : int, numpy.random.Generator or None, default=None
         Pass an int for reproducible output across multiple function calls.
 
     Attributes
@@ -117,7 +117,9 @@ class MUFC(FederatedClusteringMixin):
     counts_ : dict
         The aggregate q, bin index -> points.
     scma_params_ : SCMAParams or None
-        SCMA's public parameters (``aggregation="scma"``).
+        SCMA's public parameters (``aggregation="scma"``), else ``None``.
+    client_centers_ : list of ndarray or None
+        Each client's local centres (``None`` for a removed client).
     fit_report_ : RemovalReport
         Timing of training, in the same fields as a removal.
     n_clients_ : int
@@ -186,6 +188,13 @@ class MUFC(FederatedClusteringMixin):
         -------
         MUFC
             ``self``, fitted.
+
+        Raises
+        ------
+        ValueError
+            For an unknown option, ``induced="own_sample"`` without
+            ``server_data="uniform"``, a non-positive ``gamma``, or ``parts``
+            that do not partition the rows.
         """
         check_option(self.server_data, "server_data", _SERVER_DATA)
         check_option(self.induced, "induced", _INDUCED)
@@ -231,7 +240,7 @@ class MUFC(FederatedClusteringMixin):
         return self
 
     def _client_model(self, ids, Xl, keys, seeds) -> _ClientState:
-        """Local centres (seeds, or Lloyd from them), local clusters, and their bins (Alg. 1 lines 1-3)."""
+        """Local centres (seeds, or Lloyd from them), local clusters, and their bins (Alg. 1, lines 2-4)."""
         centers, labels = local_clusters(Xl, seeds, lloyd=bool(self.client_lloyd))
         cells = self.grid_.cells(np.clip(centers, *self._grid_box()))
         return _ClientState(
@@ -256,12 +265,12 @@ class MUFC(FederatedClusteringMixin):
         return lo, hi
 
     def _generate_samples(self, state: _ClientState) -> None:
-        """Server data for this client's points (Alg. 1 line 5): one uniform point in its centre's bin."""
+        """Server data for this client's points (Alg. 1, line 6): one uniform point in its centre's bin."""
         if self.server_data == "uniform":
             state.samples = self.grid_.sample_uniform(state.cells[state.labels], self._server_rng)
 
     def _aggregate(self) -> float:
-        """Secure sum of the q^(l) of the active clients (Alg. 1 line 4 / Alg. 4 line 7)."""
+        """Secure sum of the q^(l) of the active clients (Alg. 1, line 5; Alg. 4, line 7)."""
         start = time.perf_counter()
         vectors = [c.counts() for c in self._clients if c is not None]
         if self.aggregation == "scma":
@@ -274,7 +283,7 @@ class MUFC(FederatedClusteringMixin):
         return time.perf_counter() - start
 
     def _fit_server(self) -> float:
-        """Server K-means++ and Lloyd on the generated data (Alg. 1 line 6)."""
+        """Server K-means++ and Lloyd on the generated data (Alg. 1, line 7)."""
         start = time.perf_counter()
         if self.server_data == "uniform":
             X_s = np.vstack([c.samples[c.alive] for c in self._clients if c is not None])
@@ -291,17 +300,49 @@ class MUFC(FederatedClusteringMixin):
     # ------------------------------------------------------------- evaluation
     @property
     def client_centers_(self) -> list[NDArrayFloat | None]:
-        """Each client's local centres (``None`` for a removed client)."""
+        """Each client's local centres ``C^(l)`` (``None`` for a removed client)."""
         check_is_fitted(self, "server_centers_")
         return [None if c is None else c.centers for c in self._clients]
 
     def client_ids(self, client: int) -> NDArrayInt:
-        """Row ids (in the X given to fit) that client ``client`` still holds, in its row order."""
+        """Row ids (in the X given to fit) that client ``client`` still holds, in its row order.
+
+        Parameters
+        ----------
+        client : int
+            The client (0-based).
+
+        Returns
+        -------
+        ndarray of int64
+            The ids; empty for a removed client.
+
+        Raises
+        ------
+        ValueError
+            If ``client`` is out of range.
+        """
         state = self._client_state(client)
         return np.empty(0, dtype=np.int64) if state is None else state.ids[state.alive]
 
     def client_size(self, client: int) -> int:
-        """How many rows client ``client`` still holds (``O(1)``)."""
+        """How many rows client ``client`` still holds (``O(1)``).
+
+        Parameters
+        ----------
+        client : int
+            The client (0-based).
+
+        Returns
+        -------
+        int
+            ``n^(l)`` after the removals so far; 0 for a removed client.
+
+        Raises
+        ------
+        ValueError
+            If ``client`` is out of range.
+        """
         state = self._client_state(client)
         return 0 if state is None else state.n_alive
 
@@ -330,14 +371,22 @@ class MUFC(FederatedClusteringMixin):
         return np.concatenate(ids), np.concatenate(labels)
 
     def remaining_data(self) -> tuple[NDArrayInt, NDArrayFloat]:
-        """``(ids, X)`` of every point not yet removed, client by client (the order of :meth:`induced_labels`)."""
+        """``(ids, X)`` of every point not yet removed, client by client (the order of :meth:`induced_labels`).
+
+        Returns
+        -------
+        ids : ndarray of int64
+            Row ids of the remaining points.
+        X : ndarray of shape (len(ids), n_features)
+            The points themselves.
+        """
         check_is_fitted(self, "server_centers_")
         active = [c for c in self._clients if c is not None]
         return np.concatenate([c.ids[c.alive] for c in active]), np.vstack([c.X[c.alive] for c in active])
 
     @property
     def federated_loss_(self) -> float:
-        """phi_f of MUFC Eq. (2) on the remaining data: each point charged to its induced centre."""
+        """The loss phi_f of MUFC Eq. (2) on the remaining data: each point charged to its induced centre."""
         _, labels = self.induced_labels()
         _, X = self.remaining_data()
         return kmeans_objective(X, self.server_centers_, labels=labels)
@@ -361,7 +410,13 @@ class MUFC(FederatedClusteringMixin):
         Raises
         ------
         ValueError
-            For an id the client never held or already removed, or an unknown client.
+            For an id the client never held or already removed, an empty or
+            repeated ``ids``, an unknown client or one already removed.
+
+        Notes
+        -----
+        Removing every remaining row of a client removes the client
+        (:meth:`remove_clients`).
         """
         state = self._active_client(client)
         ids = np.atleast_1d(np.asarray(ids, dtype=np.int64)).ravel()
@@ -438,6 +493,12 @@ class MUFC(FederatedClusteringMixin):
         Returns
         -------
         RemovalReport
+            No client re-seeds; the server aggregates and refits.
+
+        Raises
+        ------
+        ValueError
+            For an unknown or already removed client, or when no client would remain.
         """
         clients = sorted({int(c) for c in np.atleast_1d(clients)})
         for c in clients:

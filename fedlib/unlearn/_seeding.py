@@ -14,12 +14,24 @@ from fedlib.cluster._kmeanspp import _kmeans_plusplus, check_race_keys
 
 @dataclass(frozen=True)
 class SeedingUnlearning:
-    """Outcome of :func:`unlearn_kmeans_plusplus`."""
+    """Outcome of :func:`unlearn_kmeans_plusplus`.
 
-    seed_indices: NDArrayInt  #: new seeds, as rows of the remaining data X' = X[keep], in draw order
-    keep: np.ndarray  #: boolean mask of the rows of X that remain
-    n_kept_prefix: int  #: seeds kept before the first removed one (K if no seed was removed)
-    reseeded: bool  #: whether any seed had to be drawn again (the "retraining" event of MUFC)
+    Parameters
+    ----------
+    seed_indices : ndarray of int64, shape (K,)
+        New seeds, as rows of the remaining data ``X' = X[keep]``, in draw order.
+    keep : ndarray of bool, shape (n_samples,)
+        Mask of the rows of ``X`` that remain.
+    n_kept_prefix : int
+        Seeds kept before the first removed one (``K`` if no seed was removed).
+    reseeded : bool
+        Whether any seed had to be drawn again (the "retraining" event of MUFC).
+    """
+
+    seed_indices: NDArrayInt
+    keep: np.ndarray
+    n_kept_prefix: int
+    reseeded: bool
 
 
 def unlearn_kmeans_plusplus(
@@ -54,19 +66,51 @@ def unlearn_kmeans_plusplus(
         Rows of ``X`` chosen as seeds, in draw order.
     removed : array-like of int
         Rows of ``X`` to forget; each must be a valid row, listed once.
-    race_keys : array-like of shape (n_samples, n_clusters), optional
-    sample_weight : array-like of shape (n_samples,), optional
-    random_state : int, Generator or None
+    race_keys : array-like of shape (n_samples, n_clusters), default=None
+        The exponential-race keys the seeding was drawn with, if any.
+    sample_weight : array-like of shape (n_samples,), default=None
+        The weights the seeding was drawn with; ones when ``None``.
+    random_state : int, numpy.random.Generator or None, default=None
         Used only without ``race_keys``.
 
     Returns
     -------
     SeedingUnlearning
+        The new seeds (rows of ``X[keep]``), ``keep``, the kept prefix and
+        whether a seed was drawn again.
+
+    Raises
+    ------
+    ValueError
+        If ``seed_indices`` are not distinct rows of ``X``, ``removed`` holds
+        an invalid or repeated row, or fewer than K rows remain.
 
     Notes
     -----
     Costs O(R K) to check the seeds and, on a hit, O(n K d) for the new draws;
     a single random removal hits a seed with probability K/n (MUFC Lemma F.1).
+    Used in :doc:`/notebooks/mufc/unlearning`.
+
+    References
+    ----------
+    C. Pan, J. Sima, S. Prakash, V. Rana, O. Milenkovic. "Machine Unlearning of
+    Federated Clusters", ICLR 2023, Sec. 5 and App. E.
+
+    Examples
+    --------
+    Removing a seed keeps the seeds drawn before it and redraws the rest;
+    with the same race keys the result is the seeding of the remaining data.
+
+    >>> from fedlib.cluster import draw_race_keys, kmeans_plusplus
+    >>> X = np.array([[0.0], [0.1], [5.0], [5.1], [9.0], [9.1]])
+    >>> keys = draw_race_keys(6, 3, random_state=0)
+    >>> _, seeds = kmeans_plusplus(X, 3, race_keys=keys)
+    >>> result = unlearn_kmeans_plusplus(X, seeds, [seeds[1]], race_keys=keys)
+    >>> result.reseeded, result.n_kept_prefix
+    (True, 1)
+    >>> _, retrained = kmeans_plusplus(X[result.keep], 3, race_keys=keys[result.keep])
+    >>> result.seed_indices.tolist() == retrained.tolist()
+    True
     """
     X = check_array(X)
     n = X.shape[0]
