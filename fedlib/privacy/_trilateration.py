@@ -214,6 +214,11 @@ def align(reference, estimate) -> tuple[NDArrayFloat, float]:
         ``sqrt(mean_i ||aligned_i − reference_i||²)``, the root mean squared
         Euclidean distance per point.
 
+    Raises
+    ------
+    ValueError
+        If the two arrays differ in shape.
+
     Notes
     -----
     Centring both sets gives the optimal translation; the optimal orthogonal
