@@ -7,12 +7,11 @@ from dataclasses import dataclass
 import numpy as np
 import pandas as pd
 
-from fedlib._typing import SeedLike
-from fedlib._validation import check_random_state
 from fedlib.bench import speed_ratios
 from fedlib.cluster import KMeans, OneShotFederatedKMeans, kmeans_objective, kmeans_plusplus, lloyd, loss_ratio
 from fedlib.data import Dataset, iid_partition, non_iid_partition
 from fedlib.papers import mufc as mufc_paper
+from fedlib.utils import SeedLike, check_random_state
 
 #: MUFC's name of each dataset of :func:`fedlib.data.load` that MUFC also uses.
 MUFC_NAMES = {

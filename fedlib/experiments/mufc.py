@@ -10,8 +10,6 @@ from dataclasses import asdict, dataclass
 import numpy as np
 import pandas as pd
 
-from fedlib._typing import SeedLike
-from fedlib._validation import check_random_state
 from fedlib.cluster import KFED, KMeans
 from fedlib.data import (
     Dataset,
@@ -33,6 +31,7 @@ from fedlib.secagg import (
     zero_sum_masks,
 )
 from fedlib.unlearn import MUFC, DCKMeans
+from fedlib.utils import SeedLike, check_random_state
 
 #: fedlib.data names of the seven datasets of MUFC Table 1.
 SOURCES = {

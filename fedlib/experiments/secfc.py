@@ -10,9 +10,6 @@ import numpy as np
 import pandas as pd
 from threadpoolctl import threadpool_limits
 
-from fedlib._progress import progress
-from fedlib._typing import SeedLike
-from fedlib._validation import check_random_state
 from fedlib.cluster import KFED, PlainIntegerDistances, centralized_lloyd, clustering_accuracy
 from fedlib.data import (
     Dataset,
@@ -26,6 +23,7 @@ from fedlib.experiments._verdict import verdict
 from fedlib.field import LagrangeCode, lagrange_basis, to_field
 from fedlib.papers import secfc as paper
 from fedlib.secagg import CodedDistances, SecFC, default_colluders, share_points
+from fedlib.utils import SeedLike, check_random_state, progress
 
 #: Slack of :func:`fedlib.experiments.verdict` for accuracies, in percentage points (the paper rounds to 0.1).
 VERDICT_SLACK = 1.0
