@@ -1,3 +1,27 @@
-"""fedlib: federated clustering, secure aggregation and federated unlearning, written for the book."""
+"""fedlib: federated clustering, secure aggregation and federated unlearning, written for the book.
+
+Subpackages, lowest layer first (each imports only from the ones before it):
+
+- :mod:`fedlib.field`: exact arithmetic over GF(p): int64 residues below 2**50,
+  Python integers above, the Lagrange code (LCC, Shamir sharing) and the
+  power-sum decoder of MUFC's SCMA.
+- :mod:`fedlib.cluster`: clustering without privacy: K-means++, Lloyd on
+  coordinates or from distances, the K-means objective, accuracy, one-shot
+  federated K-means, K-FED and MUFC's quantization grid.
+- :mod:`fedlib.secagg`: SCMA (MUFC Alg. 2) with zero-sum masks, LCC sharing of
+  data points and SecFC (SecFC Alg. 1) with its overflow bound.
+- :mod:`fedlib.unlearn`: exact unlearning: of K-means++ seeding (MUFC Alg. 3),
+  of federated clusters (MUFC Alg. 4; the DC-KM baseline), and an audit.
+
+Beside them:
+
+- :mod:`fedlib.privacy`: what a protocol reveals by design: reconstruction of
+  the data from SecFC's decoded seed distances.
+- :mod:`fedlib.data`: datasets (hash-checked files, generators, labelled
+  stand-ins) and client partitions; :mod:`fedlib.papers`: the papers' published
+  numbers, as data.
+- :mod:`fedlib.experiments` and :mod:`fedlib.plot`: the chapters' experiment
+  drivers and figures; :mod:`fedlib.bench`: timing ratios for benchmarks.
+"""
 
 __version__ = "0.1.0"

@@ -10,7 +10,20 @@ T = TypeVar("T")
 
 
 def progress(iterable: Iterable[T], **kwargs) -> Iterable[T]:
-    """Wrap ``iterable`` in a tqdm bar unless ``FEDLIB_PROGRESS=0`` (set by the book build)."""
+    """Wrap ``iterable`` in a tqdm bar unless ``FEDLIB_PROGRESS=0`` (set by the book build).
+
+    Parameters
+    ----------
+    iterable : iterable
+        What to iterate over.
+    **kwargs
+        Passed to :func:`tqdm.auto.tqdm` (``desc``, ``total``, ...).
+
+    Returns
+    -------
+    iterable
+        A tqdm bar over ``iterable``, or ``iterable`` itself.
+    """
     if os.environ.get("FEDLIB_PROGRESS", "1") == "0":
         return iterable
     from tqdm.auto import tqdm

@@ -59,6 +59,7 @@ def check_scalar(
     Returns
     -------
     int or float
+        ``x`` as a Python number.
 
     Raises
     ------
@@ -112,10 +113,25 @@ def check_random_state(random_state: SeedLike) -> np.random.Generator:
 
     Parameters
     ----------
-    random_state : int, Generator, SeedSequence or None
+    random_state : int, numpy.random.Generator, numpy.random.SeedSequence or None
         Pass an int for reproducible output across multiple function calls.
         A Generator is returned as is (so the caller's stream advances);
         ``None`` draws fresh entropy from the operating system.
+
+    Returns
+    -------
+    numpy.random.Generator
+        A PCG64 generator, or ``random_state`` itself.
+
+    Raises
+    ------
+    TypeError
+        For any other type.
+
+    Examples
+    --------
+    >>> check_random_state(7).random() == check_random_state(7).random()
+    True
     """
     if isinstance(random_state, np.random.Generator):
         return random_state
@@ -132,6 +148,29 @@ def spawn_generators(random_state: SeedLike, n: int) -> list[np.random.Generator
 
     Per-client streams come from :meth:`numpy.random.SeedSequence.spawn`, so
     client ``i`` sees the same stream whatever the other clients draw.
+
+    Parameters
+    ----------
+    random_state : int, numpy.random.Generator, numpy.random.SeedSequence or None
+        The parent seed. A Generator is advanced by one draw, which seeds the children.
+    n : int
+        Number of generators.
+
+    Returns
+    -------
+    list of numpy.random.Generator
+        ``n`` independent generators.
+
+    Raises
+    ------
+    TypeError
+        For a ``random_state`` of any other type.
+
+    Examples
+    --------
+    >>> a, b = spawn_generators(0, 2)
+    >>> a.random() == spawn_generators(0, 2)[0].random(), a.random() == b.random()
+    (True, False)
     """
     if isinstance(random_state, np.random.Generator):
         seq = np.random.SeedSequence(random_state.integers(0, 2**63))

@@ -13,6 +13,25 @@ def speed_ratios(candidates: dict[str, Callable[[], object]], *, reference: str,
 
     Calls are interleaved round by round so that a machine-wide slowdown hits
     every candidate alike; absolute times are not returned on purpose.
+
+    Parameters
+    ----------
+    candidates : dict of str to callable
+        Functions of no argument to time, by name; each is called once to warm up.
+    reference : str
+        The name of the candidate the others are compared with.
+    repeat : int, default=5
+        Timed rounds; the median of each candidate's times is used.
+
+    Returns
+    -------
+    dict of str to float
+        Speed-up of each candidate over the reference (the reference's own is 1.0).
+
+    Raises
+    ------
+    KeyError
+        If ``reference`` is not a candidate.
     """
     if reference not in candidates:
         raise KeyError(f"reference {reference!r} is not among the candidates {sorted(candidates)}.")

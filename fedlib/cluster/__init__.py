@@ -1,14 +1,22 @@
-"""Clustering without privacy, shared by every chapter; imports nothing from the secure layers.
+"""Clustering without privacy, shared by every chapter.
 
 - One K-means++ kernel (:func:`kmeans_plusplus`; coordinates or :class:`DistanceColumns`,
-  exponential-race keys, replayable prefix) and one Lloyd loop (:func:`lloyd` on
-  coordinates, :func:`distance_lloyd` from a :class:`DistanceOracle`) with one result
-  type, :class:`LloydResult`; :class:`KMeans`.
+  exponential-race keys from :func:`draw_race_keys`, replayable prefix) and one Lloyd
+  loop (:func:`lloyd` on coordinates, :func:`distance_lloyd` from a :class:`DistanceOracle`)
+  with one result type, :class:`LloydResult`; :class:`KMeans`.
+- SecFC's plaintext references: :func:`centralized_lloyd` on floats
+  (:class:`FloatDistances`) or on quantized integers (:class:`PlainIntegerDistances`),
+  with its center-separation initialisation (:func:`separate`).
 - The K-means objective, nearest-centre or induced (:func:`kmeans_objective`), the loss
-  ratio, clustering accuracy; cluster sizes and sums from one sparse membership matrix.
+  ratio, clustering accuracy; squared distances and nearest-centre assignment; cluster
+  sizes and sums from one sparse membership matrix.
 - Federated estimators without privacy (:class:`OneShotFederatedKMeans`, :class:`KFED`),
   the shared local step (:func:`local_clusters`) and MUFC's quantization grid
   (:class:`UniformGrid`).
+
+Of the rest of fedlib this package uses only :mod:`fedlib.field` (quantization into
+integers and its overflow error); it imports nothing from :mod:`fedlib.secagg` or
+:mod:`fedlib.unlearn`.
 """
 
 from fedlib.cluster._accuracy import clustering_accuracy

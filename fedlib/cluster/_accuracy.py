@@ -24,8 +24,8 @@ def clustering_accuracy(labels_true, labels_pred) -> float:
 
     Returns
     -------
-    accuracy : float
-        ``max_pi (1/n) sum_i [pi(labels_pred[i]) == labels_true[i]]`` over
+    float
+        The accuracy ``max_pi (1/n) sum_i [pi(labels_pred[i]) == labels_true[i]]`` over
         injective matchings ``pi``, a value in ``[0, 1]``.
 
     Raises

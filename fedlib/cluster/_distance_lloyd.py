@@ -328,9 +328,7 @@ def distance_lloyd(
         if init not in _INITS:
             raise ValueError(f"init must be 'kmeans++', 'random_assignment' or an array of labels, got {init!r}.")
         if init == "kmeans++":
-            seeds, seed_distances = _kmeans_plusplus(
-                OracleColumns(oracle), k, np.ones(m), rng, return_distances=True
-            )
+            seeds, seed_distances = _kmeans_plusplus(OracleColumns(oracle), k, np.ones(m), rng, return_distances=True)
             labels = separate(seed_distances, seeds)
         else:
             labels = rng.integers(0, k, size=m).astype(np.int64)

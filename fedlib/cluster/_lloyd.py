@@ -358,4 +358,3 @@ class KMeans:
                 f"X has n_features={X.shape[1]}, the model was fitted with {self.cluster_centers_.shape[1]}."
             )
         return assign_to_nearest(X, self.cluster_centers_)[0]
-

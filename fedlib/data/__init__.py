@@ -1,4 +1,22 @@
-"""Datasets of the book: hash-checked real files, generators, labelled stand-ins, client partitions."""
+"""Datasets of the book: hash-checked real files, generators, labelled stand-ins, client partitions.
+
+- :func:`load` and :func:`load_or_standin` read the registered real datasets
+  (``data/registry.csv``: :func:`registry`, :func:`fetch`, with
+  :class:`DataUnavailableError` and :class:`ChecksumError`) or generate the
+  synthetic ones; every loader returns a :class:`Dataset`.
+- Generators: :func:`make_blobs` (the one Gaussian-mixture generator),
+  MUFC's Gaussian data (:func:`make_mufc_gaussian`), SecFC's mixture
+  (:func:`make_gaussian_mixture`) and rotated digits (:func:`rotated_digit`),
+  and stand-ins with a paper's published shape (:func:`make_standin`).
+- Client partitions: iid (:func:`iid_partition`), MUFC's non-iid split
+  (:func:`non_iid_partition`), SecFC's k' split (:func:`k_prime_partition`),
+  natural groups (:func:`partition_by_group`), and their cluster counts
+  (:func:`client_cluster_counts`).
+- Helpers: MUFC's global scaling (:func:`scale_max_abs`), uniform subsamples
+  for small runs (:func:`subsample_indices`), the dataset names (:func:`available`).
+
+Of the rest of fedlib this package uses only :mod:`fedlib.papers` (published shapes).
+"""
 
 from fedlib.data._dataset import Dataset
 from fedlib.data._loaders import available, load, load_or_standin

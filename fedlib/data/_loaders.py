@@ -173,6 +173,7 @@ _GENERATED: dict[str, Callable[[SeedLike], Dataset]] = {
     "tmi_standin": lambda rs: make_standin("TMI", random_state=rs),
 }
 
+
 def available() -> list[str]:
     """Names accepted by :func:`load`.
 

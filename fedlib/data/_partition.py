@@ -62,7 +62,8 @@ def non_iid_partition(
 
     MUFC says only that the data are split non-i.i.d.; this follows
     ``utils.split_data`` of the MUFC authors' code
-    (https://github.com/thupchnsky/mufc): the target client size is ``floor(n / L)``; each of the first ``L - 1`` clients picks
+    (https://github.com/thupchnsky/mufc): the target client size is
+    ``floor(n / L)``; each of the first ``L - 1`` clients picks
     ``min(K', #clusters left)`` clusters at random and takes from each, in data
     order, a chunk of ``randint(floor(size / K') - 1, size)`` points (capped by
     what the client and the cluster have left); the last client takes all the

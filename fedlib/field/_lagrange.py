@@ -206,8 +206,8 @@ class LagrangeCode:
 
         Returns
         -------
-        shares : ndarray of shape (n_clients, n_secrets, width)
-            ``shares[j, i] = f_i(α_j)``.
+        ndarray of shape (n_clients, n_secrets, width)
+            The shares: ``shares[j, i] = f_i(α_j)``.
 
         Raises
         ------

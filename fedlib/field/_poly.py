@@ -17,6 +17,7 @@ class DecodingError(ValueError):
     """A Reed-Solomon / power-sum decoder found no consistent solution (too many terms, or corrupted input)."""
 
 
+#: A polynomial over GF(p): coefficients lowest degree first, no trailing zeros.
 Poly = list[int]
 
 

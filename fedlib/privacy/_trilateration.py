@@ -63,8 +63,8 @@ def reconstruct_from_anchor_distances(sq_distances, anchors, n_dims: int) -> NDA
 
     Returns
     -------
-    X_hat : ndarray of shape (n_samples, n_dims)
-        The points, in the frame of the anchors' classical MDS embedding
+    ndarray of shape (n_samples, n_dims)
+        ``X_hat``, the points, in the frame of the anchors' classical MDS embedding
         (centred at the anchors' centroid). Use :func:`align` to compare with
         the truth.
 

@@ -14,6 +14,7 @@ from fedlib.cluster._distance import row_norms_squared, squared_distances
 from fedlib.cluster._kmeanspp import _kmeans_plusplus
 from fedlib.unlearn._seeding import unlearn_kmeans_plusplus
 
+#: The unlearning rules of :func:`shortcut_unlearn_kmeans_plusplus`: MUFC Alg. 3 and two shortcuts.
 STRATEGIES = ("exact", "keep_others_resample_one", "nearest_replacement")
 
 

@@ -146,8 +146,11 @@ class MUFC(FederatedClusteringMixin):
     >>> parts = [np.arange(0, 40), np.arange(40, 80)]
     >>> model = MUFC(2, random_state=0).fit(X, parts)
     >>> report = model.remove(0, [5])  # row 5 of X, held by client 0
-    >>> model.client_size(0), report.server_refit in (True, False)
-    (39, True)
+    >>> model.client_size(0), report.clients_reseeded, report.server_refit
+    (39, (), False)
+
+    Row 5 was not one of client 0's seeds: no client re-seeds (Alg. 3, line 2),
+    and with ``server_update="lazy"`` the server keeps its centres.
     """
 
     def __init__(
