@@ -21,7 +21,8 @@ Beside them:
   stand-ins) and client partitions; :mod:`fedlib.papers`: the papers' published
   numbers, as data.
 - :mod:`fedlib.experiments` and :mod:`fedlib.plot`: the chapters' experiment
-  drivers and figures; :mod:`fedlib.bench`: timing ratios for benchmarks.
+  drivers and figures; :mod:`fedlib.bench`: timing ratios for benchmarks;
+  :mod:`fedlib.utils`: the public seed, scalar-check and progress helpers.
 """
 
 __version__ = "0.1.0"

@@ -1,7 +1,8 @@
 """Experiment drivers shared by chapters and benchmarks: data preparation and repeated runs, no algorithms.
 
-- :mod:`fedlib.experiments.mufc`: MUFC's datasets, Tables 1-2 trials, removal sequences.
-- :mod:`fedlib.experiments.secfc`: SecFC's Tables 1-3 trials, exactness runs, timing sweeps.
+- :mod:`fedlib.experiments.foundations`: the book's datasets, K-means++ seeding quality, server weights.
+- :mod:`fedlib.experiments.mufc`: MUFC's datasets, Tables 1-2 trials, removal sequences and sweeps.
+- :mod:`fedlib.experiments.secfc`: SecFC's Tables 1-3, exactness runs, float-vs-quantized drift, timing sweeps.
 - :func:`verdict`: the one rule by which every chapter compares its mean ± std with a paper's.
 
 Drivers import only public names of the library.
