@@ -7,7 +7,7 @@ import numpy as np
 from fedlib._typing import SeedLike
 from fedlib._validation import check_random_state, check_scalar
 from fedlib.data._dataset import Dataset
-from fedlib.papers.mufc import DATASET_SPECS
+from fedlib.papers.mufc import DATASET_SPECS, GAUSSIAN
 
 
 def scale_max_abs(X: np.ndarray) -> np.ndarray:
@@ -108,10 +108,10 @@ def make_blobs(
 
 def make_mufc_gaussian(
     *,
-    n_clusters: int = 10,
-    n_per_cluster: int = 3000,
-    n_features: int = 10,
-    variance: float = 0.5,
+    n_clusters: int | None = None,
+    n_per_cluster: int | None = None,
+    n_features: int | None = None,
+    variance: float | None = None,
     random_state: SeedLike = None,
 ) -> Dataset:
     """MUFC's synthetic Gaussian dataset (App. M.1).
@@ -125,14 +125,14 @@ def make_mufc_gaussian(
 
     Parameters
     ----------
-    n_clusters : int, default=10
-        K.
-    n_per_cluster : int, default=3000
-        Points per Gaussian.
-    n_features : int, default=10
-        d.
-    variance : float, default=0.5
-        Variance of every coordinate.
+    n_clusters : int or None
+        K; ``None``: the paper's 10 (:data:`fedlib.papers.mufc.GAUSSIAN`, as the others).
+    n_per_cluster : int or None
+        Points per Gaussian; ``None``: the paper's 3000.
+    n_features : int or None
+        d; ``None``: the paper's 10.
+    variance : float or None
+        Variance of every coordinate; ``None``: the paper's 0.5.
     random_state : int, numpy.random.Generator or None, default=None
         Pass an int for reproducible output across multiple function calls.
 
@@ -147,6 +147,11 @@ def make_mufc_gaussian(
     >>> ds.X.shape, float(np.abs(ds.X).max())
     ((15, 2), 1.0)
     """
+    published = GAUSSIAN
+    n_clusters = published["n_clusters"] if n_clusters is None else n_clusters
+    n_per_cluster = published["n_per_cluster"] if n_per_cluster is None else n_per_cluster
+    n_features = published["n_features"] if n_features is None else n_features
+    variance = published["variance"] if variance is None else variance
     X, y = make_blobs(
         (n_per_cluster,) * n_clusters,
         n_features,
