@@ -55,9 +55,10 @@ chapter: $(STAMP)
 	@test -n "$(CHAPTER)" || { echo "usage: make chapter CHAPTER=notebooks/<part>/<name>.md [SCALE=..] [SEED=..]"; exit 2; }
 	$(PY) tools/run_chapter.py $(CHAPTER) $(SRC)/$(CHAPTER:.md=.ipynb) -p scale $(SCALE) -p seed $(SEED)
 
+# Both cores: the book tests (chapters, site) share build products and run on one worker, the rest on the other.
 test: $(STAMP)
 	$(PY) -m ruff check fedlib tests tools book/_ext benchmarks
-	$(PY) -m pytest
+	$(PY) -m pytest -n 2 --dist loadgroup
 
 lint: $(STAMP)
 	$(PY) -m ruff check fedlib tests tools book/_ext benchmarks

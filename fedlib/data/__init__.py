@@ -1,7 +1,7 @@
 """Datasets of the book: hash-checked real files, generators, labelled stand-ins, client partitions.
 
 - :func:`load` and :func:`load_or_standin` read the registered real datasets
-  (``data/registry.csv``: :func:`registry`, :func:`fetch`, with
+  (``fedlib/data/registry.csv``: :func:`registry`, :func:`fetch`, with
   :class:`DataUnavailableError` and :class:`ChecksumError`) or generate the
   synthetic ones; every loader returns a :class:`Dataset`.
 - Generators: :func:`make_blobs` (the one Gaussian-mixture generator),

@@ -1,16 +1,22 @@
-"""Hash-checked access to the data files listed in ``data/registry.csv``."""
+"""Hash-checked access to the data files listed in the registry, ``fedlib/data/registry.csv``.
+
+The registry is package data, read with :mod:`importlib.resources`, so that an
+installed fedlib (``pip install .``, not only an editable checkout) finds it.
+"""
 
 from __future__ import annotations
 
 import csv
 import hashlib
+import io
 import os
 from dataclasses import dataclass
 from functools import lru_cache
+from importlib import resources
 from pathlib import Path
 
-_REPO_ROOT = Path(__file__).resolve().parents[2]
-_REGISTRY_CSV = _REPO_ROOT / "data" / "registry.csv"
+#: The source checkout this module sits in, if any (a pyproject.toml beside the fedlib package).
+_CHECKOUT = Path(__file__).resolve().parents[2]
 
 
 class DataUnavailableError(FileNotFoundError):
@@ -23,7 +29,7 @@ class ChecksumError(ValueError):
 
 @dataclass(frozen=True)
 class RegistryEntry:
-    """One row of ``data/registry.csv``."""
+    """One row of the registry: a file, its SHA-256, size, public origin (None: mirror only) and licence."""
 
     file: str
     sha256: str
@@ -34,15 +40,24 @@ class RegistryEntry:
 
 @lru_cache(maxsize=1)
 def registry() -> dict[str, RegistryEntry]:
-    """All registered data files, by file name."""
-    path = Path(os.environ.get("FEDLIB_REGISTRY", _REGISTRY_CSV))
-    if not path.is_file():
-        raise FileNotFoundError(
-            f"data registry not found at {path}; install fedlib from its repository "
-            "(pip install -e .) or set FEDLIB_REGISTRY to the path of data/registry.csv."
-        )
-    with path.open(newline="") as fh:
-        rows = list(csv.DictReader(fh))
+    """All registered data files, by file name.
+
+    Read from the package's ``registry.csv`` (or from the file named by
+    ``FEDLIB_REGISTRY``, for a registry kept elsewhere).
+
+    Returns
+    -------
+    dict of str to RegistryEntry
+    """
+    override = os.environ.get("FEDLIB_REGISTRY")
+    if override:
+        path = Path(override)
+        if not path.is_file():
+            raise FileNotFoundError(f"FEDLIB_REGISTRY names {path}, which is not a file.")
+        text = path.read_text(encoding="utf-8")
+    else:
+        text = resources.files("fedlib.data").joinpath("registry.csv").read_text(encoding="utf-8")
+    rows = list(csv.DictReader(io.StringIO(text, newline="")))
     return {
         r["file"]: RegistryEntry(
             file=r["file"],
@@ -56,18 +71,44 @@ def registry() -> dict[str, RegistryEntry]:
 
 
 def cache_dir() -> Path:
-    """Download cache: ``FEDLIB_CACHE`` or ``data/cache`` in the repository (git-ignored)."""
-    return Path(os.environ.get("FEDLIB_CACHE", _REPO_ROOT / "data" / "cache"))
+    """Download cache: ``FEDLIB_CACHE``; else ``data/cache`` of the source checkout (git-ignored); else the OS cache.
+
+    Returns
+    -------
+    pathlib.Path
+    """
+    if os.environ.get("FEDLIB_CACHE"):
+        return Path(os.environ["FEDLIB_CACHE"])
+    if (_CHECKOUT / "pyproject.toml").is_file():
+        return _CHECKOUT / "data" / "cache"
+    import pooch
+
+    return Path(pooch.os_cache("fedlib"))
 
 
 def mirror_dir() -> Path | None:
-    """Local mirror named by ``FEDLIB_DATA_MIRROR``, if set."""
+    """Local mirror named by ``FEDLIB_DATA_MIRROR``, if set.
+
+    Returns
+    -------
+    pathlib.Path or None
+    """
     value = os.environ.get("FEDLIB_DATA_MIRROR")
     return Path(value) if value else None
 
 
 def sha256_of(path: Path) -> str:
-    """Hex SHA-256 of a file, read in 1 MiB blocks."""
+    """Hex SHA-256 of a file, read in 1 MiB blocks.
+
+    Parameters
+    ----------
+    path : pathlib.Path
+        The file.
+
+    Returns
+    -------
+    str
+    """
     digest = hashlib.sha256()
     with open(path, "rb") as fh:
         for block in iter(lambda: fh.read(1 << 20), b""):
@@ -76,7 +117,20 @@ def sha256_of(path: Path) -> str:
 
 
 def verify(path: Path, entry: RegistryEntry) -> Path:
-    """Raise :class:`ChecksumError` unless ``path`` has the registered SHA-256."""
+    """Raise :class:`ChecksumError` unless ``path`` has the registered SHA-256.
+
+    Parameters
+    ----------
+    path : pathlib.Path
+        The copy to check.
+    entry : RegistryEntry
+        Its registry row.
+
+    Returns
+    -------
+    pathlib.Path
+        ``path``, verified.
+    """
     actual = sha256_of(path)
     if actual != entry.sha256:
         raise ChecksumError(
@@ -93,6 +147,27 @@ def fetch(file: str, *, download: bool = True) -> Path:
     from the registered public origin with pooch. The SHA-256 is checked every
     time; a copy that fails the check raises :class:`ChecksumError` rather than
     falling through to another source.
+
+    Parameters
+    ----------
+    file : str
+        A file name of the registry.
+    download : bool, default=True
+        Allow the download from the public origin (``FEDLIB_OFFLINE=1`` forbids it too).
+
+    Returns
+    -------
+    pathlib.Path
+        A verified copy.
+
+    Raises
+    ------
+    KeyError
+        If ``file`` is not registered.
+    ChecksumError
+        If a copy is found whose SHA-256 is not the registered one.
+    DataUnavailableError
+        If no copy can be had; the message lists what was tried.
     """
     table = registry()
     if file not in table:

@@ -8,7 +8,7 @@ import pytest
 
 from .conftest import ROOT, SCALE, chapters, make
 
-pytestmark = pytest.mark.book
+pytestmark = [pytest.mark.book, pytest.mark.xdist_group("book")]
 
 
 def test_every_chapter_source_is_in_the_toc():

@@ -13,7 +13,7 @@ from urllib.parse import unquote, urlsplit
 
 import pytest
 
-pytestmark = pytest.mark.book
+pytestmark = [pytest.mark.book, pytest.mark.xdist_group("book")]
 
 
 class _Collector(HTMLParser):

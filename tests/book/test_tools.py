@@ -11,7 +11,7 @@ import pytest
 
 from .conftest import ROOT, SCALE, make
 
-pytestmark = pytest.mark.book
+pytestmark = [pytest.mark.book, pytest.mark.xdist_group("book")]
 
 CHAPTER = """---
 jupytext:
