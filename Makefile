@@ -55,7 +55,8 @@ chapter: $(STAMP)
 	@test -n "$(CHAPTER)" || { echo "usage: make chapter CHAPTER=notebooks/<part>/<name>.md [SCALE=..] [SEED=..]"; exit 2; }
 	$(PY) tools/run_chapter.py $(CHAPTER) $(SRC)/$(CHAPTER:.md=.ipynb) -p scale $(SCALE) -p seed $(SEED)
 
-# Both cores: the book tests (chapters, site) share build products and run on one worker, the rest on the other.
+# Both cores: the book tests share build products (_build/ci) and form one xdist group, so one worker runs
+# them all in order (tests/book/conftest.py keeps the groups working with pytest 9.2); the rest is spread over both.
 test: $(STAMP)
 	$(PY) -m ruff check fedlib tests tools book/_ext benchmarks
 	$(PY) -m pytest -n 2 --dist loadgroup

@@ -57,16 +57,22 @@ def test_non_editable_install_in_a_fresh_environment(tmp_path):
     )  # fmt: skip
     assert install.returncode == 0, install.stderr[-4000:]
     script = (
+        "import sys, sysconfig\n"
+        "from pathlib import Path\n"
         "import fedlib, fedlib.data, numpy as np\n"
         "from fedlib.cluster import KMeans\n"
-        "assert 'site-packages' in fedlib.__file__, fedlib.__file__\n"
+        "from fedlib.data._registry import cache_dir\n"
+        "site = Path(sysconfig.get_paths()['purelib']).resolve()\n"
+        "assert Path(sys.prefix).resolve() == Path(sys.argv[1]).resolve(), sys.prefix\n"
+        "assert Path(fedlib.__file__).resolve().is_relative_to(site), (fedlib.__file__, site)\n"
         "table = fedlib.data.registry()\n"
         "assert 'celltype_processed.pkl' in table, sorted(table)\n"
+        "assert cache_dir().is_relative_to(Path.home()), cache_dir()  # the OS cache, not a checkout's data/cache\n"
         "X = np.array([[0.0], [0.1], [5.0], [5.1]])\n"
         "print(sorted(KMeans(2, n_init=1, random_state=0).fit(X).cluster_centers_.ravel().round(2).tolist()))\n"
     )
     run = subprocess.run(
-        [str(python), "-c", script], cwd=tmp_path, capture_output=True, text=True,
+        [str(python), "-c", script, str(venv)], cwd=tmp_path, capture_output=True, text=True,
         env={"PATH": "/usr/bin:/bin", "HOME": str(tmp_path)},
     )  # fmt: skip
     assert run.returncode == 0, run.stderr[-4000:]

@@ -31,6 +31,31 @@ def chapters() -> list[str]:
     return found
 
 
+@pytest.hookimpl(trylast=True)
+def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
+    """Give every ``xdist_group`` test of the session the ``@group`` suffix that ``--dist loadgroup`` schedules by.
+
+    pytest-xdist 3.8 appends the suffix by assigning ``item._nodeid``, which pytest 9.2's structured
+    node ids (``item._id``) ignore, so the groups silently stop holding (pytest-dev/pytest-xdist#1386)
+    and the book tests, which share ``_build/ci``, would run on both workers at once. This hook runs
+    after xdist's and adds the suffix where it is missing; it does nothing once xdist does it itself.
+    """
+    if not config.getoption("loadgroup", default=False):  # set on xdist workers under --dist loadgroup
+        return
+    for item in items:
+        marks = list(item.iter_markers("xdist_group"))
+        if not marks:
+            continue
+        groups = sorted({str(m.args[0] if m.args else m.kwargs.get("name", "default")) for m in marks})
+        suffix = "@" + "_".join(groups)
+        if item.nodeid.endswith(suffix):
+            continue
+        if hasattr(item, "_id"):  # pytest >= 9.2
+            item._id = type(item._id).parse(item.nodeid + suffix)
+        else:
+            item._nodeid = item.nodeid + suffix
+
+
 def make(target: str) -> subprocess.CompletedProcess:
     return subprocess.run(
         ["make", "--no-print-directory", f"SCALE={SCALE}", target],

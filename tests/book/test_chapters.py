@@ -11,6 +11,16 @@ from .conftest import ROOT, SCALE, chapters, make
 pytestmark = [pytest.mark.book, pytest.mark.xdist_group("book")]
 
 
+def test_book_tests_form_one_xdist_group(request):
+    """Under ``pytest -n N --dist loadgroup`` every book test is in the group "book", so one worker runs them all."""
+    if not request.config.getoption("loadgroup", default=False):
+        pytest.skip("not a pytest-xdist worker under --dist loadgroup")
+    book = ROOT / "tests" / "book"
+    loose = [item.nodeid for item in request.session.items if item.path.is_relative_to(book)]
+    loose = [nodeid for nodeid in loose if not nodeid.endswith("@book")]
+    assert not loose, f"book tests outside the xdist group 'book' (they could run on two workers at once): {loose}"
+
+
 def test_every_chapter_source_is_in_the_toc():
     sources = sorted(str(p.relative_to(ROOT)) for p in (ROOT / "notebooks").rglob("*.md") if p.name != "README.md")
     assert sources == sorted(chapters())

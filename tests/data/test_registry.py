@@ -6,13 +6,19 @@ import io
 import os
 import pickle
 import shutil
+from importlib import resources
+from pathlib import Path
 
 import numpy as np
+import pooch
 import pytest
 
 from fedlib import data
+from fedlib.data import _registry
 from fedlib.data._loaders import _NumpyOnlyUnpickler
 from fedlib.data._registry import sha256_of
+
+ROOT = Path(__file__).resolve().parents[2]
 
 REAL_MIRROR = os.environ.get("FEDLIB_DATA_MIRROR")  # captured before any test changes it
 
@@ -84,6 +90,50 @@ def test_cache_copy_is_used_and_verified(empty_places, monkeypatch):
         fh.write(b"!")
     with pytest.raises(data.ChecksumError):
         data.fetch("tinyshakespeare.txt")
+
+
+@pytest.fixture
+def fresh_registry():
+    """Forget the registry read so far, before and after the test (``registry()`` is cached)."""
+    data.registry.cache_clear()
+    yield
+    data.registry.cache_clear()
+
+
+def test_registry_is_package_data():
+    assert (resources.files("fedlib.data") / "registry.csv").is_file()
+    assert not (ROOT / "data" / "registry.csv").exists(), "the registry moved to fedlib/data/registry.csv"
+
+
+def test_fedlib_registry_overrides_the_package_registry(tmp_path, monkeypatch, fresh_registry):
+    other = tmp_path / "registry.csv"
+    other.write_text("file,sha256,bytes,url,licence\nx.bin," + "AB" * 32 + ",3,,CC0\n", encoding="utf-8")
+    monkeypatch.setenv("FEDLIB_REGISTRY", str(other))
+    assert data.registry() == {
+        "x.bin": _registry.RegistryEntry(file="x.bin", sha256="ab" * 32, bytes=3, url=None, licence="CC0")
+    }
+
+
+def test_fedlib_registry_naming_no_file_says_so(tmp_path, monkeypatch, fresh_registry):
+    monkeypatch.setenv("FEDLIB_REGISTRY", str(tmp_path / "missing.csv"))
+    with pytest.raises(FileNotFoundError, match=r"FEDLIB_REGISTRY names .*missing\.csv"):
+        data.registry()
+
+
+def test_cache_dir_defaults(tmp_path, monkeypatch):
+    monkeypatch.delenv("FEDLIB_CACHE", raising=False)
+    assert _registry.cache_dir() == ROOT / "data" / "cache"  # this source checkout
+    monkeypatch.setattr(_registry, "_CHECKOUT", tmp_path)  # no pyproject.toml beside fedlib: an installed copy
+    assert _registry.cache_dir() == Path(pooch.os_cache("fedlib"))
+    monkeypatch.setenv("FEDLIB_CACHE", str(tmp_path / "elsewhere"))
+    assert _registry.cache_dir() == tmp_path / "elsewhere"
+
+
+def test_mirror_dir_is_fedlib_data_mirror(tmp_path, monkeypatch):
+    monkeypatch.delenv("FEDLIB_DATA_MIRROR", raising=False)
+    assert _registry.mirror_dir() is None
+    monkeypatch.setenv("FEDLIB_DATA_MIRROR", str(tmp_path))
+    assert _registry.mirror_dir() == tmp_path
 
 
 def _real_file(name):
