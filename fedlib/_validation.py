@@ -38,9 +38,9 @@ def check_scalar(
 
     The one scalar validator of fedlib. A float where an int is meant (2.7
     clients, 1.5 segments, even 2.0) raises ``TypeError`` instead of being
-    truncated; ``bool`` and complex numbers are refused for both kinds; NaN and
-    infinity are refused for ``"real"`` unless a bound admits them (they never
-    do: comparisons with NaN fail).
+    truncated; ``bool`` and complex numbers are refused for both kinds; NaN is
+    refused for ``"real"``, and infinity wherever a bound on its side is set
+    (``inf`` passes a real check with no ``max_val``).
 
     Parameters
     ----------

@@ -11,7 +11,7 @@ from fedlib._typing import NDArrayFloat, NDArrayInt
 from fedlib._validation import check_array
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, eq=False)
 class UniformGrid:
     """Bins of side ``gamma`` centred on the integer multiples of ``gamma`` (MUFC App. H).
 

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from fedlib._typing import SeedLike
+from fedlib._validation import check_random_state, check_scalar
 from fedlib.field import random_field_elements
 
 
@@ -35,6 +36,8 @@ def zero_sum_masks(n_clients: int, length: int, prime: int, *, random_state: See
     ------
     ValueError
         If ``n_clients < 1``.
+    TypeError
+        If ``n_clients`` is not an int.
 
     Notes
     -----
@@ -48,9 +51,11 @@ def zero_sum_masks(n_clients: int, length: int, prime: int, *, random_state: See
     >>> [sum(column) % 13 for column in zip(*masks)]
     [0, 0, 0, 0]
     """
-    if n_clients < 1:
-        raise ValueError(f"n_clients={n_clients} should be >= 1.")
-    masks = [random_field_elements(prime, length, random_state=random_state) for _ in range(n_clients - 1)]
+    n_clients = check_scalar(n_clients, "n_clients", "int", min_val=1)
+    # One stream for all masks: an int seed made afresh per mask would give L - 1 identical masks, and the
+    # difference of two clients' messages would show the difference of their vectors in the clear.
+    stream = random_state if isinstance(random_state, str) else check_random_state(random_state)
+    masks = [random_field_elements(prime, length, random_state=stream) for _ in range(n_clients - 1)]
     last = [(-sum(column)) % prime for column in zip(*masks, strict=True)] if masks else [0] * length
     masks.append(last)
     return masks

@@ -1,20 +1,29 @@
-"""Lloyd from distances alone (SecFC's server): float and exact-integer oracles, center-separation initialisation."""
+"""Lloyd from distances alone (fedlib/cluster/_distance_lloyd.py): oracles, assignment, center separation, drivers."""
 
 from __future__ import annotations
 
+from fractions import Fraction
+
 import numpy as np
 import pytest
+from hypothesis import given
+from hypothesis import strategies as st
+from hypothesis.extra.numpy import arrays
 
 from fedlib.cluster import (
     FloatDistances,
+    OracleColumns,
     PlainIntegerDistances,
+    assign_from_distances,
     centralized_lloyd,
     distance_lloyd,
     lloyd,
+    separate,
     squared_distances,
 )
 from fedlib.data import make_blobs
-from fedlib.field import quantize
+from fedlib.field import FieldOverflowError, quantize
+from fedlib.utils import spawn_generators
 
 
 def _blobs(m, d, k, std, seed):
@@ -22,20 +31,29 @@ def _blobs(m, d, k, std, seed):
     return make_blobs(sizes, d, cluster_std=std, center_box=(-10.0, 10.0), random_state=seed)
 
 
-def test_float_reference_matches_plain_lloyd_from_the_same_start():
-    X, _ = _blobs(500, 10, 4, 1.0, 5)
-    run = centralized_lloyd(X, 4, random_state=0)
-    start = np.array([X[run.history[1] == h].mean(axis=0) for h in range(4)])
-    np.testing.assert_array_equal(lloyd(X, start, tol=0.0).labels, run.labels)
+def python_seed_distances(X_int, seeds):
+    """``||x̄_i − x̄_c||²`` in Python integers."""
+    rows = X_int.tolist()
+    return [[sum((a - b) ** 2 for a, b in zip(x, rows[c], strict=True)) for c in seeds] for x in rows]
 
 
-def test_separation_initialisation_starts_from_seed_neighbourhoods():
-    X, _ = _blobs(400, 5, 4, 0.5, 6)
-    run = centralized_lloyd(X, 4, scale=10.0, random_state=1)
-    first = run.history[0]
-    assert set(np.unique(first)) <= {-1, 0, 1, 2, 3}
-    for h, seed in enumerate(run.seeds):
-        assert first[seed] == h
+def separation_by_definition(d, seeds):
+    """SecFC Sec. 5 by the letter: h where 9 d[i][h] <= d[i][s] for every s != h (lowest h), else -1;
+    then every empty S'_h becomes {seed_h}."""
+    m, k = len(d), len(seeds)
+    if k == 1:
+        return [0] * m
+    labels = []
+    for row in d:
+        qualifying = [h for h in range(k) if all(9 * row[h] <= row[s] for s in range(k) if s != h)]
+        labels.append(min(qualifying) if qualifying else -1)
+    empty = [h for h in range(k) if h not in labels]
+    for h in empty:
+        labels[seeds[h]] = h
+    return labels
+
+
+# --- the oracles ----------------------------------------------------------------------------------------------
 
 
 def test_oracles_return_scaled_squared_distances_to_the_means(global_random_seed):
@@ -56,6 +74,114 @@ def test_oracles_return_scaled_squared_distances_to_the_means(global_random_seed
     np.testing.assert_array_equal(PlainIntegerDistances(Xq)(labels, 3), expected)
 
 
+def test_integer_oracle_is_exact_beyond_float_precision():
+    """Entries near 2**25 make m·d·max|x̄|² pass 2**53 (no exact float path): int64 must equal Python integers."""
+    rng = np.random.default_rng(1)
+    X_int = rng.integers(-(2**25), 2**25, size=(12, 3))
+    X_int[0, 0] = 2**25 - 1
+    labels = np.array([0, 1] * 6)
+    oracle = PlainIntegerDistances(X_int)
+    rows = X_int.tolist()
+    expected = []
+    for x in rows:
+        row = []
+        for h in range(2):
+            members = [r for r, lab in zip(rows, labels.tolist(), strict=True) if lab == h]
+            total = [sum(col) for col in zip(*members, strict=True)]
+            row.append(sum((t - len(members) * v) ** 2 for t, v in zip(total, x, strict=True)))
+        expected.append(row)
+    assert oracle(labels, 2).tolist() == expected
+
+
+def test_integer_oracle_refuses_data_that_could_overflow_int64():
+    with pytest.raises(FieldOverflowError, match="too large for exact int64 distances"):
+        PlainIntegerDistances(np.full((100, 4), 2**27))
+
+
+def test_oracle_columns_are_squared_distances_to_the_seeds(global_random_seed):
+    X, _ = _blobs(40, 3, 2, 1.0, global_random_seed)
+    seeds = np.array([5, 0, 17])
+    expected = ((X[:, None, :] - X[None, seeds, :]) ** 2).sum(axis=2)
+    np.testing.assert_allclose(OracleColumns(FloatDistances(X))(seeds), expected, rtol=1e-9, atol=1e-9)
+    X_int = quantize(X, 100.0)
+    columns = OracleColumns(PlainIntegerDistances(X_int))
+    assert columns.n_samples == 40
+    assert columns(seeds).tolist() == python_seed_distances(X_int, seeds.tolist())
+
+
+# --- assignment and separation --------------------------------------------------------------------------------
+
+
+@given(st.integers(1, 12), st.integers(1, 5), st.data())
+def test_assignment_from_distances_equals_exact_rational_argmin(m, k, data):
+    """d_{i,h} = d'_{i,h} / |S_h|² compared as exact fractions; empty clusters never win; ties to the lowest h."""
+    distances = data.draw(arrays(np.int64, (m, k), elements=st.integers(0, 1000)))
+    sizes = data.draw(arrays(np.int64, k, elements=st.integers(0, 10)).filter(lambda s: s.any()))
+    expected = []
+    for row in distances.tolist():
+        alive = [h for h in range(k) if sizes[h] > 0]
+        expected.append(min(alive, key=lambda h, row=row: (Fraction(row[h], int(sizes[h]) ** 2), h)))
+    got = assign_from_distances(distances, sizes)
+    assert got.dtype == np.int64 and got.tolist() == expected
+
+
+@given(st.integers(2, 15), st.data())
+def test_separation_equals_its_definition(m, data):
+    k = data.draw(st.integers(1, min(5, m)))
+    seeds = data.draw(st.lists(st.integers(0, m - 1), min_size=k, max_size=k, unique=True))
+    d = data.draw(arrays(np.int64, (m, k), elements=st.integers(0, 200)))
+    assert separate(d, np.array(seeds)).tolist() == separation_by_definition(d.tolist(), seeds)
+
+
+def test_separation_examples():
+    d = np.array([[0, 100], [50, 60], [100, 0], [10, 90], [11, 99]])
+    # 9·10 = 90 <= 90 qualifies (the bound is inclusive); 9·11 = 99 <= 99 too; 50 vs 60 does not
+    assert separate(d, np.array([0, 2])).tolist() == [0, -1, 1, 0, 0]
+    nobody = np.array([[5, 6], [6, 5], [5, 5]])  # no point is three times closer to one seed
+    assert separate(nobody, np.array([2, 0])).tolist() == [1, -1, 0]  # empty S'_h become {seed_h}
+    assert separate(nobody[:, :1], np.array([0])).tolist() == [0, 0, 0]
+
+
+# --- the drivers ----------------------------------------------------------------------------------------------
+
+
+def test_float_reference_matches_plain_lloyd_from_the_same_start():
+    X, _ = _blobs(500, 10, 4, 1.0, 5)
+    run = centralized_lloyd(X, 4, random_state=0)
+    start = np.array([X[run.history[1] == h].mean(axis=0) for h in range(4)])
+    np.testing.assert_array_equal(lloyd(X, start, tol=0.0).labels, run.labels)
+
+
+def test_separation_initialisation_starts_from_seed_neighbourhoods(global_random_seed):
+    """history[0] is center separation of the K-means++ seeds, recomputed here in Python integers."""
+    X, _ = _blobs(200, 5, 4, 0.5, global_random_seed)
+    run = centralized_lloyd(X, 4, scale=10.0, random_state=global_random_seed)
+    seeds = run.seeds.tolist()
+    assert len(set(seeds)) == 4
+    expected = separation_by_definition(python_seed_distances(quantize(X, 10.0), seeds), seeds)
+    assert run.history[0].tolist() == expected
+    assert all(run.history[0][s] == h for h, s in enumerate(seeds))
+
+
+def test_run_record_is_consistent():
+    X, _ = _blobs(150, 3, 3, 1.0, 2)
+    run = centralized_lloyd(X, 3, scale=5.0, random_state=3)
+    assert len(run.history) == run.n_iter + 1 and len(run.assign_seconds) == run.n_iter
+    np.testing.assert_array_equal(run.labels, run.history[-1])
+    assert run.converged and np.array_equal(run.history[-1], run.history[-2])  # stopped on repeated labels
+    sizes = np.bincount(run.history[-2], minlength=3)
+    np.testing.assert_array_equal(run.labels, assign_from_distances(run.distances, sizes))
+    assert run.centers is None and run.inertia is None
+
+
+def test_random_assignment_draws_the_first_labels_from_child_zero():
+    X, _ = _blobs(60, 2, 3, 1.0, 4)
+    run = centralized_lloyd(X, 3, init="random_assignment", random_state=8)
+    expected = spawn_generators(8, 3)[0].integers(0, 3, size=60)
+    np.testing.assert_array_equal(run.history[0], expected)
+    assert run.seeds is None
+
+
 def test_distance_lloyd_from_given_labels_stops_when_they_repeat():
     X, y = _blobs(200, 3, 2, 0.3, 1)
     run = distance_lloyd(FloatDistances(X), 2, init=y, max_iter=10, random_state=0)
@@ -63,3 +189,15 @@ def test_distance_lloyd_from_given_labels_stops_when_they_repeat():
     np.testing.assert_array_equal(run.labels, y)
     with pytest.raises(ValueError, match="init labels"):
         distance_lloyd(FloatDistances(X), 2, init=y[:-1])
+    with pytest.raises(ValueError, match="init labels"):
+        distance_lloyd(FloatDistances(X), 2, init=np.full(200, 2))
+    with pytest.raises(ValueError, match="init must be 'kmeans\\+\\+', 'random_assignment'"):
+        distance_lloyd(FloatDistances(X), 2, init="forgy")
+    with pytest.raises(TypeError, match="n_clusters must be an int"):
+        distance_lloyd(FloatDistances(X), 2.0)
+
+
+def test_max_iter_caps_the_rounds():
+    X, _ = _blobs(300, 2, 5, 3.0, 0)
+    run = distance_lloyd(FloatDistances(X), 5, init="random_assignment", max_iter=1, random_state=0)
+    assert run.n_iter == 1 and not run.converged and len(run.history) == 2

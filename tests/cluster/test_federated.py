@@ -1,4 +1,4 @@
-"""One-shot federated K-means (MUFC Alg. 5) and the induced loss (MUFC Def. 3.1, Eq. (2))."""
+"""One-shot federated K-means (fedlib/cluster/_federated.py; MUFC Alg. 5) and the induced loss (MUFC Def. 3.1)."""
 
 from __future__ import annotations
 
@@ -6,8 +6,16 @@ import numpy as np
 import pytest
 from sklearn.exceptions import NotFittedError
 
-from fedlib.cluster import OneShotFederatedKMeans, kmeans_objective, kmeans_plusplus
+from fedlib.cluster import (
+    KMeans,
+    OneShotFederatedKMeans,
+    kmeans_objective,
+    kmeans_plusplus,
+    lloyd,
+    local_clusters,
+)
 from fedlib.data import iid_partition, make_blobs, non_iid_partition
+from fedlib.utils import spawn_generators
 
 
 def test_induced_loss_is_objective_under_induced_labels(global_random_seed):
@@ -88,3 +96,62 @@ def test_kmeanspp_used_at_clients_is_the_library_one():
     result = OneShotFederatedKMeans(3, random_state=np.random.SeedSequence(4)).fit(X, parts)
     client_stream = np.random.default_rng(np.random.SeedSequence(4).spawn(2)[0])
     np.testing.assert_array_equal(result.client_centers_[0], kmeans_plusplus(X, 3, random_state=client_stream)[0])
+
+
+def nearest(points, centres):
+    """Index of the nearest centre of each point, by differences."""
+    return np.array([int(np.argmin([np.sum((p - c) ** 2) for c in centres])) for p in points])
+
+
+def test_fitted_attributes_equal_their_definitions(global_random_seed):
+    """MUFC Alg. 5 step by step from the fitted attributes: local clusters, counts, server step, induced labels."""
+    X, y = make_blobs((80, 60, 40, 20), 3, cluster_std=0.2, random_state=global_random_seed)
+    parts = non_iid_partition(y, 6, max_clusters_per_client=2, random_state=global_random_seed)
+    model = OneShotFederatedKMeans(4, server_n_init=3, random_state=global_random_seed).fit(X, parts)
+    streams = spawn_generators(global_random_seed, len(parts) + 1)
+    for idx, rng, C, counts, srv in zip(
+        parts, streams[:-1], model.client_centers_, model.client_counts_, model.center_labels_, strict=True
+    ):
+        np.testing.assert_array_equal(C, kmeans_plusplus(X[idx], min(4, idx.size), random_state=rng)[0])
+        local = nearest(X[idx], C)
+        np.testing.assert_array_equal(counts, np.bincount(local, minlength=len(C)))
+        np.testing.assert_array_equal(srv, nearest(C, model.server_centers_))
+        np.testing.assert_array_equal(model.labels_[idx], srv[local])  # the induced clustering (MUFC Def. 3.1)
+    pool = np.vstack(model.client_centers_)
+    w = np.concatenate(model.client_counts_).astype(float)
+    server = KMeans(4, n_init=3, random_state=streams[-1]).fit(pool[w > 0], sample_weight=w[w > 0])
+    np.testing.assert_array_equal(model.server_centers_, server.cluster_centers_)
+    assert model.federated_loss_ == pytest.approx(
+        sum(float(np.sum((x - model.server_centers_[h]) ** 2)) for x, h in zip(X, model.labels_, strict=True))
+    )
+    assert model.nearest_loss_ == pytest.approx(
+        sum(min(float(np.sum((x - c) ** 2)) for c in model.server_centers_) for x in X)
+    )
+
+
+def test_client_lloyd_refines_the_seeds_with_lloyd(global_random_seed):
+    X, _ = make_blobs((50, 50), 2, cluster_std=0.3, random_state=global_random_seed)
+    parts = iid_partition(len(X), 3, random_state=global_random_seed)
+    model = OneShotFederatedKMeans(3, client_lloyd=True, random_state=global_random_seed).fit(X, parts)
+    for idx, rng, C in zip(parts, spawn_generators(global_random_seed, 4)[:-1], model.client_centers_, strict=True):
+        seeds = kmeans_plusplus(X[idx], 3, random_state=rng)[0]
+        np.testing.assert_allclose(C, lloyd(X[idx], seeds).centers, rtol=1e-12, atol=1e-12)
+
+
+def test_local_clusters_are_seeds_or_lloyd_and_nearest_labels():
+    X, _ = make_blobs((30, 30, 30), 2, random_state=1)
+    seeds = np.array([4, 40, 70])
+    C, labels = local_clusters(X, seeds, lloyd=False)
+    np.testing.assert_array_equal(C, X[seeds])
+    np.testing.assert_array_equal(labels, nearest(X, C))
+    C, labels = local_clusters(X, seeds, lloyd=True)
+    np.testing.assert_allclose(C, lloyd(X, X[seeds]).centers, rtol=1e-12)
+    np.testing.assert_array_equal(labels, nearest(X, C))
+
+
+def test_a_client_with_fewer_than_k_points_sends_all_of_them():
+    X, _ = make_blobs((30, 30), 2, random_state=2)
+    parts = [np.arange(2), np.arange(2, 60)]
+    model = OneShotFederatedKMeans(4, random_state=0).fit(X, parts)
+    np.testing.assert_array_equal(np.sort(model.client_centers_[0], axis=0), np.sort(X[:2], axis=0))
+    assert model.client_counts_[0].tolist() == [1, 1]

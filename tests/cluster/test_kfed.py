@@ -1,4 +1,4 @@
-"""K-FED (Dennis et al. 2021): SecFC's setting (k' local clusters, converged server) and MUFC's (one server step)."""
+"""K-FED (fedlib/cluster/_kfed.py; Dennis et al. 2021): SecFC's setting (k' local clusters) and MUFC's (K)."""
 
 from __future__ import annotations
 
@@ -82,3 +82,25 @@ def test_kfed_finds_separated_clusters_with_k_prime_local_clusters():
     np.testing.assert_array_equal(a.server_centers_, b.server_centers_)
     assert a.federated_loss_ / phi < 1.5
     assert a.federated_loss_ >= kmeans_objective(X, a.server_centers_) - 1e-9
+
+
+def test_kfed_federated_loss_is_the_induced_loss_of_its_centres(global_random_seed):
+    """Each point goes to its nearest local centre, that centre to its nearest server centre (MUFC Def. 3.1)."""
+    X, y = make_blobs((120, 90, 60, 30), 4, cluster_std=0.4, random_state=global_random_seed)
+    parts = non_iid_partition(y, 8, max_clusters_per_client=2, random_state=global_random_seed)
+    fit = KFED(4, n_local_clusters=2, random_state=global_random_seed).fit(X, parts)
+    S = fit.server_centers_
+    expected = 0.0
+    for idx, C in zip(parts, fit.client_centers_, strict=True):
+        assert C.shape == (min(2, idx.size), 4)
+        for x in X[idx]:
+            local = C[np.argmin(((C - x) ** 2).sum(axis=1))]
+            expected += float(((x - S[np.argmin(((S - local) ** 2).sum(axis=1))]) ** 2).sum())
+    assert fit.federated_loss_ == pytest.approx(expected, rel=1e-9)
+
+
+def test_kfed_device_with_at_most_k_prime_points_sends_its_points():
+    X, _ = make_blobs((40, 40), 2, random_state=3)
+    parts = [np.array([0, 1]), np.arange(2, 80)]
+    fit = KFED(2, n_local_clusters=3, random_state=0).fit(X, parts)
+    np.testing.assert_array_equal(np.sort(fit.client_centers_[0], axis=0), np.sort(X[:2], axis=0))

@@ -1,4 +1,4 @@
-"""K-means++ seeding: D^2 distribution, weights, replayable stream, bound, errors."""
+"""K-means++ seeding (fedlib/cluster/_kmeanspp.py): D^2 distribution, weights, replayable stream, races, errors."""
 
 from __future__ import annotations
 
@@ -11,7 +11,7 @@ import pytest
 from scipy.stats import chisquare
 from sklearn.cluster import kmeans_plusplus as sklearn_kmeans_plusplus
 
-from fedlib.cluster import KMeans, kmeans_objective, kmeans_plusplus
+from fedlib.cluster import kmeans_objective, kmeans_plusplus
 from fedlib.data import make_blobs
 
 ALPHA = 1e-3  # significance level of every distribution test here
@@ -105,13 +105,6 @@ def test_zero_weight_points_are_never_chosen(global_random_seed):
     assert np.all(idx % 2 == 1)
 
 
-def test_expected_cost_within_arthur_vassilvitskii_bound():
-    X, _ = make_blobs((200, 120, 60, 20), 5, cluster_std=0.1, random_state=0)
-    phi_star = KMeans(4, n_init=10, random_state=0).fit(X).inertia_
-    mean_ratio = np.mean([kmeans_objective(X, kmeans_plusplus(X, 4, random_state=s)[0]) for s in range(50)]) / phi_star
-    assert mean_ratio <= 8 * (math.log(4) + 2)
-
-
 def test_greedy_option_is_no_worse_on_average():
     X, _ = make_blobs((200, 120, 60, 20), 5, cluster_std=0.1, random_state=1)
     plain = np.mean([kmeans_objective(X, kmeans_plusplus(X, 4, random_state=s)[0]) for s in range(40)])
@@ -162,3 +155,49 @@ def test_race_keys_are_validated():
         kmeans_plusplus(X_LINE, 2, race_keys=np.zeros((5, 2)))
     with pytest.raises(ValueError, match="cannot be combined"):
         kmeans_plusplus(X_LINE, 2, race_keys=np.ones((5, 2)), n_local_trials=3)
+
+
+def exact_expected_cost(X, k):
+    """E[phi(X; C)] of K-means++ by enumerating every ordered seed sequence with its D^2 probability."""
+    n = len(X)
+    d2 = ((X[:, None, :] - X[None, :, :]) ** 2).sum(axis=2)
+
+    def expand(chosen, prob):
+        closest = d2[:, chosen].min(axis=1)
+        if len(chosen) == k:
+            return prob * closest.sum()
+        total = closest.sum()
+        return sum(expand([*chosen, j], prob * closest[j] / total) for j in range(n) if closest[j] > 0)
+
+    return sum(expand([i], 1.0 / n) for i in range(n))
+
+
+def test_mean_cost_equals_the_exact_expectation_and_meets_the_bound():
+    """Monte Carlo mean of phi within 4 standard errors of its exact value, which obeys Arthur-Vassilvitskii."""
+    k = 3
+    costs = np.array([kmeans_objective(X_LINE, kmeans_plusplus(X_LINE, k, random_state=s)[0]) for s in range(3000)])
+    expected = exact_expected_cost(X_LINE, k)
+    assert abs(costs.mean() - expected) < 4 * costs.std() / np.sqrt(costs.size)
+    phi_star = min(  # optimal K-means cost, by brute force over all labelings
+        sum(float(((X_LINE[lab == h] - X_LINE[lab == h].mean(axis=0)) ** 2).sum()) for h in set(lab.tolist()))
+        for lab in map(np.array, itertools.product(range(k), repeat=len(X_LINE)))
+    )
+    assert expected <= 8 * (math.log(k) + 2) * phi_star
+
+
+def test_race_keys_pick_the_argmin_of_key_over_weighted_d2():
+    """The exponential race by its definition: centre t minimises keys[i, t] / (w_i d^2(x_i, C_t))."""
+    from fedlib.cluster import draw_race_keys
+
+    rng = np.random.default_rng(3)
+    X = rng.normal(size=(25, 2))
+    w = rng.uniform(0.5, 2.0, size=25)
+    keys = draw_race_keys(25, 4, random_state=4)
+    np.testing.assert_array_equal(keys, np.random.default_rng(4).standard_exponential((25, 4)))
+    chosen = [int(np.argmin(keys[:, 0] / w))]
+    for t in range(1, 4):
+        d2 = np.min([[float(np.sum((x - X[c]) ** 2)) for c in chosen] for x in X], axis=1)
+        with np.errstate(divide="ignore"):
+            chosen.append(int(np.argmin(keys[:, t] / (w * d2))))
+    _, indices = kmeans_plusplus(X, 4, sample_weight=w, race_keys=keys)
+    assert indices.tolist() == chosen

@@ -1,4 +1,4 @@
-"""Lloyd and KMeans: agreement with scikit-learn, weights, monotonicity, brute-force optimum."""
+"""Lloyd and KMeans (fedlib/cluster/_lloyd.py): agreement with scikit-learn, weights, best of n_init, brute force."""
 
 from __future__ import annotations
 
@@ -10,8 +10,9 @@ from hypothesis import given
 from hypothesis import strategies as st
 from hypothesis.extra.numpy import arrays
 from sklearn.cluster import KMeans as SklearnKMeans
+from sklearn.exceptions import NotFittedError
 
-from fedlib.cluster import KMeans, kmeans_objective, kmeans_plusplus, lloyd, loss_ratio
+from fedlib.cluster import KMeans, kmeans_objective, kmeans_plusplus, lloyd
 from fedlib.data import make_blobs
 
 from ..conftest import load_real
@@ -73,33 +74,62 @@ def test_kmeans_finds_brute_force_optimum_on_tiny_sets(global_random_seed):
     assert model.inertia_ == pytest.approx(best, rel=1e-9)
 
 
+def test_kmeans_is_the_best_of_n_init_seedings_then_lloyd(global_random_seed):
+    """Run r seeds from the r-th K-means++ draw of one stream, then Lloyd; the lowest inertia wins (first on ties)."""
+    X, _ = make_blobs((60, 40, 30, 10), 3, cluster_std=0.3, random_state=global_random_seed)
+    model = KMeans(4, n_init=6, random_state=global_random_seed).fit(X)
+    rng = np.random.default_rng(global_random_seed)
+    runs = []
+    for _ in range(6):
+        _, seeds = kmeans_plusplus(X, 4, random_state=rng)
+        runs.append((lloyd(X, X[seeds]), seeds))
+    best, best_seeds = min(runs, key=lambda run: run[0].inertia)
+    np.testing.assert_array_equal(model.seed_indices_, best_seeds)
+    np.testing.assert_array_equal(model.cluster_centers_, best.centers)
+    np.testing.assert_array_equal(model.labels_, best.labels)
+    assert model.inertia_ == best.inertia and model.n_iter_ == best.n_iter
+
+
 def test_kmeans_keeps_best_run_and_predicts():
     X, y = make_blobs((50, 50, 50), 2, cluster_std=0.05, random_state=0)
     model = KMeans(3, n_init=5, random_state=0).fit(X)
     assert model.inertia_ == pytest.approx(kmeans_objective(X, model.cluster_centers_))
+    assert model.inertia_ == pytest.approx(kmeans_objective(X, model.cluster_centers_, labels=model.labels_))
     np.testing.assert_array_equal(model.predict(X), model.labels_)
     assert len(set(zip(y.tolist(), model.labels_.tolist(), strict=True))) == 3  # recovers the blobs
-    assert len(set(model.seed_indices_.tolist())) == 3
+    new = np.array([[0.5, 0.5], [-1.0, 2.0]])
+    brute = [int(np.argmin([np.sum((x - c) ** 2) for c in model.cluster_centers_])) for x in new]
+    assert model.predict(new).tolist() == brute
 
 
-def test_objective_with_labels_charges_given_centres():
-    X = np.array([[0.0], [1.0], [10.0]])
-    C = np.array([[0.0], [10.0]])
-    assert kmeans_objective(X, C) == pytest.approx(1.0)
-    assert kmeans_objective(X, C, labels=np.array([0, 1, 1])) == pytest.approx(81.0)
-    with pytest.raises(ValueError, match=r"labels must lie in \[0, 2\)"):
-        kmeans_objective(X, C, labels=np.array([0, 2, 1]))
+def test_kmeans_weights_give_weighted_means():
+    X, _ = make_blobs((20, 20), 2, random_state=4)
+    w = np.arange(1, 41) % 3 + 1
+    weighted = KMeans(2, n_init=3, random_state=0).fit(X, sample_weight=w)
+    assert weighted.inertia_ == pytest.approx(kmeans_objective(X, weighted.cluster_centers_, sample_weight=w))
+    means = [np.average(X[weighted.labels_ == h], axis=0, weights=w[weighted.labels_ == h]) for h in range(2)]
+    np.testing.assert_allclose(weighted.cluster_centers_, means, rtol=1e-12)
 
 
-def test_loss_ratio_of_the_best_run_is_one_and_bad_inputs_raise():
-    X, _ = make_blobs((60, 60), 2, random_state=3)
-    phi = KMeans(2, n_init=5, random_state=0).fit(X).inertia_
-    assert loss_ratio(phi, phi) == 1.0
-    assert loss_ratio(kmeans_objective(X, X[:2]), phi) >= 1.0
-    with pytest.raises(ValueError, match="reference loss must be > 0"):
-        loss_ratio(1.0, 0.0)
-    with pytest.raises(ValueError, match="loss must be >= 0"):
-        loss_ratio(-1.0, 1.0)
+def test_kmeans_predict_needs_fit_and_matching_features():
+    X, _ = make_blobs((10, 10), 2, random_state=0)
+    with pytest.raises(NotFittedError):
+        KMeans(2).predict(X)
+    model = KMeans(2, n_init=1, random_state=0).fit(X)
+    with pytest.raises(ValueError, match="n_features=3, the model was fitted with 2"):
+        model.predict(np.zeros((1, 3)))
+
+
+def test_lloyd_stops_on_repeated_labels_and_keeps_empty_clusters():
+    X = np.array([[0.0], [1.0], [10.0], [11.0]])
+    run = lloyd(X, [[0.0], [1.0]], tol=0.0)
+    assert run.converged and run.centers.ravel().tolist() == [0.5, 10.5] and run.labels.tolist() == [0, 0, 1, 1]
+    # labels [0, 1, 1, 1], then [0, 0, 1, 1], then the same again: stop after the third assignment
+    assert run.inertia == 1.0 and run.n_iter == 3
+    far = lloyd(X, [[0.0], [100.0], [5.0]], tol=0.0)  # centre 1 never wins a point and stays put
+    assert far.centers[1, 0] == 100.0 and 1 not in far.labels.tolist()
+    capped = lloyd(X, [[0.0], [1.0]], max_iter=1, tol=0.0)
+    assert not capped.converged and capped.n_iter == 1
 
 
 def test_scalar_parameters_are_checked_not_truncated():

@@ -1,10 +1,12 @@
-"""Client partitions: coverage, the K' property of the non-iid split, determinism."""
+"""Client partitions (fedlib/data/_partition.py): iid, MUFC's non-iid, SecFC's k', natural groups, subsamples."""
 
 from __future__ import annotations
 
+from collections import defaultdict
+
 import numpy as np
 import pytest
-from hypothesis import given
+from hypothesis import assume, given
 from hypothesis import strategies as st
 
 from fedlib import data
@@ -15,16 +17,33 @@ def assert_partition(parts, n):
     np.testing.assert_array_equal(np.sort(flat), np.arange(n))
 
 
+# --- iid ------------------------------------------------------------------------------------------------------
+
+
 @given(st.integers(1, 500), st.integers(1, 40), st.integers(0, 2**32 - 1))
-def test_iid_partition_covers_every_index_once(n, n_clients, seed):
-    if n < n_clients:
-        with pytest.raises(ValueError, match="n_clients"):
-            data.iid_partition(n, n_clients, random_state=seed)
-        return
+def test_iid_partition_is_a_shuffled_near_equal_cut(n, n_clients, seed):
+    assume(n_clients <= n)
     parts = data.iid_partition(n, n_clients, random_state=seed)
     assert len(parts) == n_clients
     assert_partition(parts, n)
     assert max(p.size for p in parts) - min(p.size for p in parts) <= 1
+    expected = np.array_split(np.random.default_rng(seed).permutation(n), n_clients)  # the definition
+    assert [p.tolist() for p in parts] == [sorted(e.tolist()) for e in expected]
+
+
+@given(st.integers(1, 40), st.integers(1, 20))
+def test_iid_partition_refuses_more_clients_than_points(n, extra):
+    n_clients = n + extra
+    with pytest.raises(ValueError, match=f"n_samples={n} should be >= n_clients={n_clients}"):
+        data.iid_partition(n, n_clients, random_state=0)
+
+
+def test_iid_partition_refuses_no_clients():
+    with pytest.raises(ValueError, match="n_clients=0 should be >= 1"):
+        data.iid_partition(5, 0)
+
+
+# --- MUFC's non-iid split -------------------------------------------------------------------------------------
 
 
 @pytest.mark.parametrize(("sizes", "n_clients", "k_prime"), [((6506, 2328, 2201, 974), 100, 2), ((3000,) * 10, 100, 3)])
@@ -38,6 +57,25 @@ def test_non_iid_partition_holds_at_most_k_prime_clusters(sizes, n_clients, k_pr
     assert max(p.size for p in parts[:-1]) <= labels.size // n_clients
 
 
+def test_non_iid_partition_takes_chunks_in_data_order():
+    """Each client's points of a cluster are a contiguous run of that cluster's members, taken in order."""
+    labels = np.repeat(np.arange(4), [500, 300, 150, 50])
+    rng = np.random.default_rng(0)
+    labels = labels[rng.permutation(labels.size)]
+    parts = data.non_iid_partition(labels, 10, max_clusters_per_client=2, random_state=4)
+    members = {c: np.flatnonzero(labels == c).tolist() for c in range(4)}
+    taken = {c: [] for c in range(4)}
+    for part in parts:
+        for c in range(4):
+            mine = [int(i) for i in part if labels[i] == c]
+            if mine:
+                start = members[c].index(mine[0])
+                assert mine == members[c][start : start + len(mine)]
+                taken[c].append(start)
+    for c in range(4):  # the runs of the first L-1 clients start where the previous one stopped
+        assert taken[c] == sorted(taken[c])
+
+
 def test_non_iid_partition_same_seed_same_split():
     labels = np.repeat(np.arange(4), [500, 300, 150, 50])
     a = data.non_iid_partition(labels, 10, max_clusters_per_client=2, random_state=4)
@@ -45,18 +83,126 @@ def test_non_iid_partition_same_seed_same_split():
     assert all(np.array_equal(x, y) for x, y in zip(a, b, strict=True))
 
 
-def test_non_iid_partition_rejects_bad_k_prime():
+def test_non_iid_partition_rejects_bad_arguments():
     with pytest.raises(ValueError, match=r"max_clusters_per_client=5 should lie in \[1, n_clusters=2\]"):
         data.non_iid_partition(np.array([0, 1] * 10), 2, max_clusters_per_client=5)
+    with pytest.raises(ValueError, match="labels must be 1-D"):
+        data.non_iid_partition(np.zeros((4, 2)), 2, max_clusters_per_client=1)
+    with pytest.raises(ValueError, match="no non-iid split"):
+        data.non_iid_partition(np.repeat(np.arange(6), 2), 2, max_clusters_per_client=1, max_tries=5)
+
+
+# --- SecFC's k' split -----------------------------------------------------------------------------------------
+
+
+def k_prime_labels(k, n_clients, seed):
+    rng = np.random.default_rng(seed)
+    return rng.permutation(np.repeat(np.arange(k), rng.integers(n_clients, 3 * n_clients + 2, size=k)))
+
+
+@given(st.integers(1, 8), st.integers(1, 12), st.integers(1, 8), st.integers(0, 2**32 - 1))
+def test_k_prime_partition_disjoint_cover_with_at_most_k_prime_clusters(k, n_clients, k_prime, seed):
+    assume(k_prime <= k and n_clients * k_prime >= k)
+    labels = k_prime_labels(k, n_clients, seed)
+    parts = data.k_prime_partition(labels, n_clients, k_prime, random_state=seed)
+    assert len(parts) == n_clients
+    assert all(p.dtype == np.int64 and np.all(np.diff(p) > 0) for p in parts)
+    assert_partition(parts, labels.size)
+    counts = data.client_cluster_counts(parts, labels)
+    assert (counts > 0).sum(axis=1).max() <= k_prime
+    takes = [{(j * k_prime + s) % k for s in range(k_prime)} for j in range(n_clients)]
+    # client j holds only clusters (j k' + s) mod k
+    for j, row in enumerate(counts):
+        assert set(np.flatnonzero(row).tolist()) <= takes[j]
+    # each cluster is split as evenly as possible among the clients taking it
+    for c in range(k):
+        shares = counts[[c in t for t in takes], c]
+        assert shares.max() - shares.min() <= 1 and shares.sum() == np.sum(labels == c)
+
+
+@given(st.integers(1, 7), st.integers(1, 12), st.integers(0, 2**32 - 1), st.data())
+def test_k_prime_partition_refuses_k_prime_above_k(k, n_clients, seed, data_):
+    k_prime = data_.draw(st.integers(k + 1, 8))
+    with pytest.raises(ValueError, match=rf"k_prime={k_prime} should lie in \[1, k={k}\]"):
+        data.k_prime_partition(k_prime_labels(k, n_clients, seed), n_clients, k_prime, random_state=seed)
+
+
+@given(st.integers(2, 8), st.integers(0, 2**32 - 1), st.data())
+def test_k_prime_partition_refuses_clusters_without_a_client(k, seed, data_):
+    k_prime = data_.draw(st.integers(1, k - 1))
+    n_clients = data_.draw(st.integers(1, (k - 1) // k_prime))  # n_clients · k' < k
+    with pytest.raises(ValueError, match=r"n_clients \* k_prime >= k"):
+        data.k_prime_partition(k_prime_labels(k, n_clients, seed), n_clients, k_prime, random_state=seed)
+
+
+def test_k_prime_partition_k4_n10_k1_gives_3_3_2_2_clients():
+    labels = np.repeat(np.arange(4), 2500)
+    parts = data.k_prime_partition(labels, 10, 1, random_state=0)
+    counts = data.client_cluster_counts(parts, labels)
+    assert (counts > 0).sum(axis=0).tolist() == [3, 3, 2, 2]
+    assert sorted(p.size for p in parts) == [833] * 4 + [834] * 2 + [1250] * 4
+
+
+def test_k_prime_equal_k_is_iid_like():
+    labels = np.repeat(np.arange(4), 1000)
+    parts = data.k_prime_partition(labels, 10, 4, random_state=1)
+    counts = data.client_cluster_counts(parts, labels)
+    assert counts.min() == 100 and counts.max() == 100
+
+
+def test_k_prime_partition_general_labels_and_determinism():
+    labels = np.array(["b", "a", "c", "a", "b", "c", "c", "a"])
+    a = data.k_prime_partition(labels, 3, 1, random_state=5)
+    b = data.k_prime_partition(labels, 3, 1, random_state=5)
+    assert all(np.array_equal(x, y) for x, y in zip(a, b, strict=True))
+    assert [sorted(set(labels[p].tolist())) for p in a] == [["a"], ["b"], ["c"]]
+
+
+def test_k_prime_partition_rejects_empty_client():
+    labels = np.array([0, 0, 0, 1])  # cluster 1 has one point but two clients take it
+    with pytest.raises(ValueError, match="would hold no points"):
+        data.k_prime_partition(labels, 4, 1, random_state=0)
+
+
+# --- natural groups, counts, subsamples -----------------------------------------------------------------------
+
+
+@given(st.lists(st.sampled_from(["w3", "w1", "w7", "w2"]), min_size=1, max_size=40))
+def test_partition_by_group_equals_a_dict_of_lists(groups):
+    by_group = defaultdict(list)
+    for i, g in enumerate(groups):
+        by_group[g].append(i)
+    parts = data.partition_by_group(groups)
+    assert [p.tolist() for p in parts] == [by_group[g] for g in sorted(by_group)]
 
 
 def test_partition_by_group():
     groups = np.array([3, 1, 3, 2, 1])
-    parts = data.partition_by_group(groups)
-    assert [p.tolist() for p in parts] == [[1, 4], [3], [0, 2]]
+    assert [p.tolist() for p in data.partition_by_group(groups)] == [[1, 4], [3], [0, 2]]
+    with pytest.raises(ValueError, match="groups must be 1-D"):
+        data.partition_by_group(np.zeros((2, 2)))
 
 
-def test_subsample_indices():
+@given(st.lists(st.integers(0, 4), min_size=1, max_size=40), st.integers(1, 5), st.data())
+def test_client_cluster_counts_equal_a_loop(labels, n_clients, data_):
+    n_clients = min(n_clients, len(labels))
+    parts = data.iid_partition(len(labels), n_clients, random_state=data_.draw(st.integers(0, 100)))
+    classes = sorted(set(labels))
+    counts = data.client_cluster_counts(parts, np.array(labels) * 10)  # any sortable labels
+    assert counts.tolist() == [[sum(1 for i in p if labels[i] == c) for c in classes] for p in parts]
+
+
+@given(st.integers(1, 300), st.integers(1, 300), st.integers(0, 2**32 - 1))
+def test_subsample_indices_equal_a_sorted_choice_without_replacement(n, max_samples, seed):
+    got = data.subsample_indices(n, max_samples, random_state=seed)
+    if n <= max_samples:
+        np.testing.assert_array_equal(got, np.arange(n))
+    else:
+        expected = np.sort(np.random.default_rng(seed).choice(n, size=max_samples, replace=False))
+        np.testing.assert_array_equal(got, expected)
+
+
+def test_subsample_indices_edge_cases():
     np.testing.assert_array_equal(data.subsample_indices(5, None), np.arange(5))
-    idx = data.subsample_indices(100, 10, random_state=0)
-    assert idx.size == 10 and np.all(np.diff(idx) > 0)
+    with pytest.raises(ValueError, match="max_samples=0 should be >= 1 or None"):
+        data.subsample_indices(5, 0)

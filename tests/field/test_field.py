@@ -1,4 +1,4 @@
-"""PrimeField: the same exact operations on the int64 path (p < 2**50) and the Python-int path, against Python ints."""
+"""PrimeField (fedlib/field/_field.py): the same exact operations on the int64 path (p < 2**50) and on Python ints."""
 
 from __future__ import annotations
 
@@ -44,18 +44,30 @@ def test_random_elements_are_residues_and_reproducible(p):
     assert [int(v) for v in a.ravel()] == [int(v) for v in b.ravel()]
 
 
-def test_lagrange_basis_interpolates_polynomials_exactly():
-    p = 2**127 - 1
-    coefficients = [3, 2**100 + 7, 5]
-    nodes = [2, 9, 11]
-    values = [sum(c * x**i for i, c in enumerate(coefficients)) % p for x in nodes]
-    for z in [0, 1, 9, 2**90]:
-        (row,) = lagrange_basis(nodes, [z], p)
-        assert sum(w * v for w, v in zip(row, values, strict=True)) % p == sum(
-            c * z**i for i, c in enumerate(coefficients)
-        ) % p
-    with pytest.raises(ValueError, match="distinct"):
-        lagrange_basis([1, 1 + p], [0], p)
+@pytest.mark.parametrize("p", [101, 2**127 - 1])
+def test_field_lagrange_basis_is_the_python_basis_as_an_array(p):
+    field = PrimeField(p)
+    got = field.lagrange_basis([1, 5, 9], [0, 2])
+    assert got.shape == (2, 3) and got.dtype == field.dtype
+    assert [[int(v) for v in row] for row in got] == lagrange_basis([1, 5, 9], [0, 2], p)
+
+
+@pytest.mark.parametrize("p", [101, 2**127 - 1])
+def test_asarray_wraps_integers_of_any_size_and_refuses_the_rest(p):
+    field = PrimeField(p)
+    values = [-1, 0, p, 3 * p + 2, -(2**70)] if not field.is_int64 else [-1, 0, p, 3 * p + 2, -(2**40)]
+    got = field.asarray(np.array(values, dtype=object if not field.is_int64 else np.int64))
+    assert [int(v) for v in got] == [v % p for v in values]
+    assert field.asarray(np.zeros((0, 2), dtype=np.int64)).shape == (0, 2)
+    with pytest.raises(TypeError, match="field elements must be integers"):
+        field.asarray(np.array([1.0, 2.0]))
+    with pytest.raises(TypeError, match="field elements must be integers"):
+        field.asarray(np.array([True]))
+
+
+def test_python_int_path_refuses_floats_inside_object_arrays():
+    with pytest.raises(TypeError, match=r"got float 1\.5"):
+        PrimeField(2**127 - 1).asarray(np.array([1, 1.5], dtype=object))
 
 
 def test_field_refuses_non_primes_and_floats():

@@ -1,10 +1,10 @@
-"""Lagrange coded computing: encoding, decoding from any R clients, privacy blocks, against Python integers."""
+"""Lagrange coded computing (fedlib/field/_lagrange.py): encoding, decoding from any R clients, privacy blocks."""
 
 from __future__ import annotations
 
 import numpy as np
 import pytest
-from hypothesis import given
+from hypothesis import assume, given
 from hypothesis import strategies as st
 
 from fedlib.field import DecodingError, LagrangeCode, determinant_mod, lagrange_basis
@@ -47,9 +47,8 @@ def test_shares_are_evaluations_of_the_lagrange_polynomial(n, ell, data):
 
 @given(n=st.integers(3, 14), ell=st.integers(1, 3), data=st.data())
 def test_degree_two_decoding_from_any_recovery_set(n, ell, data):
-    t_max = (n + 1 - 2 * ell) // 2
-    if t_max < 0:
-        return
+    t_max = (n + 1 - 2 * ell) // 2  # the most masks with 2ℓ+2t-1 <= n
+    assume(t_max >= 0)
     t = data.draw(st.integers(0, min(t_max, n - 1)))
     code = LagrangeCode(n_clients=n, n_segments=ell, n_masks=t, prime=Q)
     R = code.recovery_threshold(2)
@@ -147,10 +146,10 @@ def test_shamir_over_a_large_prime_round_trips_against_python_integers(n, data):
     who = data.draw(st.permutations(range(n)))[: t + 1]
     decoded = code.decode(shares[who], who, 1)
     assert [int(v) for v in decoded[0, :, 0]] == secrets_
-    if len(who) > 1:
-        values = [int(v) for v in shares[who, 0, 0]]
-        nodes = [code.alphas[j] for j in who]
-        assert _poly_value(values, nodes, code.betas[0], P256) == secrets_[0]
+    # independently: the polynomial through the t+1 shares, evaluated at β_1 by Lagrange's formula in Python ints
+    nodes = [code.alphas[j] for j in who]
+    for i, secret in enumerate(secrets_):
+        assert _poly_value([int(v) for v in shares[who, i, 0]], nodes, code.betas[0], P256) == secret
 
 
 def test_too_few_shares_refused_on_the_python_int_path():
@@ -158,3 +157,53 @@ def test_too_few_shares_refused_on_the_python_int_path():
     shares = code.encode([[[7]]], random_state=0)
     with pytest.raises(ValueError, match=r"needs .* = 3 responses"):
         code.decode(shares[:2], [0, 1], 1)
+
+
+@pytest.mark.parametrize(("n", "ell", "t", "p"), [(5, 1, 2, Q), (7, 2, 1, SMALL_Q), (4, 3, 0, P256)])
+def test_encoding_matrix_is_the_lagrange_basis_of_the_betas_at_the_alphas(n, ell, t, p):
+    """U[j, u] = Π_{v≠u} (α_j − β_v)/(β_u − β_v), SecFC Eq. (2), with β_u = u and α_j = ℓ+t+j."""
+    code = LagrangeCode(n_clients=n, n_segments=ell, n_masks=t, prime=p)
+    assert code.betas == list(range(1, ell + t + 1))
+    assert code.alphas == list(range(ell + t + 1, ell + t + n + 1))
+    U = code.encoding_matrix()
+    assert U.shape == (n, ell + t)
+    for j, a in enumerate(code.alphas):
+        for u in range(ell + t):
+            unit = [int(u == v) for v in range(ell + t)]  # L_u takes 1 at β_u and 0 at the other betas
+            assert int(U[j, u]) == _poly_value(unit, code.betas, a, p)
+
+
+@given(ell=st.integers(1, 5), t=st.integers(0, 5), degree=st.integers(1, 4))
+def test_recovery_threshold_closed_form(ell, t, degree):
+    code = LagrangeCode(n_clients=t + 1, n_segments=ell, n_masks=t, prime=Q)
+    assert code.recovery_threshold(degree) == (ell + t - 1) * degree + 1
+
+
+def test_decoding_weights_for_sums_and_arbitrary_points():
+    code = LagrangeCode(n_clients=6, n_segments=2, n_masks=1, prime=SMALL_Q)
+    shares = code.encode([[[3], [5]]], random_state=0)  # one secret, segments 3 and 5
+    who = [4, 1, 2]
+    per_segment = code.decoding_weights(who, 1)
+    total = code.decoding_weights(who, 1, targets="sum")
+    at_alpha = code.decoding_weights(who, 1, targets=[code.alphas[0]])
+    values = [int(v) for v in shares[who, 0, 0]]
+    assert [sum(int(w) * v for w, v in zip(row, values, strict=True)) % SMALL_Q for row in per_segment] == [3, 5]
+    assert sum(int(w) * v for w, v in zip(total[0], values, strict=True)) % SMALL_Q == 8
+    assert sum(int(w) * v for w, v in zip(at_alpha[0], values, strict=True)) % SMALL_Q == int(shares[0, 0, 0])
+    with pytest.raises(ValueError, match="targets must be"):
+        code.decoding_weights(who, 1, targets="mean")
+    with pytest.raises(ValueError, match=r"client indices in \[0, 6\)"):
+        code.decoding_weights([0, 1, 6], 1)
+    with pytest.raises(ValueError, match="4 responses for 3 responders"):
+        code.decode(shares[:4], [0, 1, 2], 1)
+    with pytest.raises(ValueError, match="pass exactly t=1 colluders"):
+        code.colluders_learn_nothing([0, 1])
+
+
+def test_code_parameters_are_checked():
+    with pytest.raises(ValueError, match="too few elements"):
+        LagrangeCode(n_clients=60, n_segments=30, n_masks=11, prime=SMALL_Q)
+    with pytest.raises(TypeError, match="n_clients"):
+        LagrangeCode(n_clients=4.0, n_segments=1, n_masks=1, prime=Q)
+    with pytest.raises(ValueError, match="n_masks"):
+        LagrangeCode(n_clients=4, n_segments=1, n_masks=-1, prime=Q)

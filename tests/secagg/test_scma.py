@@ -1,9 +1,10 @@
-"""SCMA (MUFC Alg. 2): secure sum equals plain sum, masks cancel and hide, bounds raise."""
+"""SCMA (fedlib/secagg/_scma.py; MUFC Alg. 2): secure sum equals plain sum, messages hide, bounds raise."""
 
 from __future__ import annotations
 
 from collections import Counter
 
+import numpy as np
 import pytest
 from hypothesis import given
 from hypothesis import strategies as st
@@ -21,9 +22,10 @@ from fedlib.secagg import (
 
 
 def test_worked_example_of_the_paper_setting():
-    """K=2, L=2, B^d=4, n=12, p=13 (the setting of MUFC Fig. 2), with the masks of the paper guide."""
+    """K=2, L=2, B^d=4, n=12, p=13 (the setting of MUFC Fig. 2), with zero-sum masks chosen by hand."""
     params = scma_params(n_samples=12, n_bins=4, n_clusters=2, n_clients=2, prime=13)
     z1, z2 = [6, 12, 6, 0, 4, 8, 7, 6], [7, 1, 7, 0, 9, 5, 6, 7]
+    assert [(a + b) % 13 for a, b in zip(z1, z2, strict=True)] == [0] * 8
     m1 = scma_encode({1: 4, 3: 2}, params, z1)
     m2 = scma_encode({3: 5, 4: 1}, params, z2)
     assert m1 == [12, 9, 2, 6, 1, 4, 0, 3] and m2 == [0, 7, 3, 4, 7, 8, 12, 0]
@@ -53,17 +55,47 @@ def test_secure_sum_equals_plain_sum(inputs, seed):
     assert secure_sparse_sum(clients, params, random_state=seed).total == dict(sorted(plain.items()))
 
 
-def test_masks_cancel_and_single_message_is_uniform_looking():
-    p = 101
-    masks = zero_sum_masks(5, 400, p, random_state=3)
-    assert all(sum(col) % p == 0 for col in zip(*masks, strict=True))
-    # one client's message for a fixed input is uniform over seeds: chi-square on its first element
+def test_single_message_is_uniform_looking():
+    """One client's message for a fixed input is uniform over the masks: chi-square on its first element."""
     from scipy.stats import chisquare
 
+    p = 101
     params = scma_params(n_samples=50, n_bins=100, n_clusters=1, n_clients=2, prime=p)
-    firsts = [secure_sparse_sum([{7: 3}, {9: 2}], params, random_state=s).messages[0][0] for s in range(3000)]
+    firsts = [
+        secure_sparse_sum([{7: 3}, {9: 2}], params, random_state=np.random.default_rng(s)).messages[0][0]
+        for s in range(3000)
+    ]
     counts = Counter(firsts)
     assert chisquare([counts[v] for v in range(p)]).pvalue > 1e-3
+
+
+@given(sparse_inputs(), st.integers(0, 2**32 - 1))
+def test_messages_are_masked_power_sums_and_aggregate_to_the_plain_ones(inputs, seed):
+    """S_i^(l) = Σ_j q_j j^(i-1) + z_i^(l) mod p by its definition, and the masks cancel in the sum."""
+    clients, k, n_bins = inputs
+    n = max(1, sum(sum(c.values()) for c in clients))
+    params = scma_params(n_samples=n, n_bins=n_bins, n_clusters=k, n_clients=len(clients))
+    p, two_t = params.prime, params.n_syndromes
+    masks = zero_sum_masks(len(clients), two_t, p, random_state=np.random.default_rng(seed))
+    messages = [scma_encode(c, params, z) for c, z in zip(clients, masks, strict=True)]
+    for c, z, message in zip(clients, masks, messages, strict=True):
+        assert message == [(sum(q * pow(j, i, p) for j, q in c.items()) + z[i]) % p for i in range(two_t)]
+    plain = sum((Counter(c) for c in clients), Counter())
+    expected = [sum(q * pow(j, i, p) for j, q in plain.items()) % p for i in range(two_t)]
+    assert scma_aggregate(messages, params) == expected
+
+
+@given(st.integers(1, 10**6), st.integers(1, 10**30), st.integers(1, 6), st.integers(1, 200))
+def test_params_take_the_smallest_prime_above_max_n_and_bins(n, n_bins, k, n_clients):
+    from sympy import nextprime
+
+    params = scma_params(n_samples=n, n_bins=n_bins, n_clusters=k, n_clients=n_clients)
+    assert params.prime == nextprime(max(n, n_bins))
+    assert params.n_syndromes == 2 * k * n_clients
+    assert 2 ** (params.element_bits - 1) < params.prime <= 2**params.element_bits  # ceil(log2 p) bits
+    assert params.message_bits == params.n_syndromes * params.element_bits
+    count_bits = next(b for b in range(64) if 2**b >= n + 1)  # ceil(log2(n + 1)), in integers
+    assert dense_secure_sum_bits(params) == n_bins * count_bits
 
 
 def test_message_size_is_logarithmic_in_the_grid():

@@ -1,6 +1,8 @@
-"""SecFC equals Lloyd on the quantized data at every iteration (SecFC Theorem 1), and refuses bad parameters."""
+"""SecFC (fedlib/secagg/_secfc.py) equals Lloyd on the quantized data at every iteration (SecFC Theorem 1)."""
 
 from __future__ import annotations
+
+import pickle
 
 import numpy as np
 import pytest
@@ -8,10 +10,10 @@ from hypothesis import assume, given
 from hypothesis import strategies as st
 from sklearn.exceptions import NotFittedError
 
-from fedlib.cluster import centralized_lloyd, kmeans_objective
+from fedlib.cluster import PlainIntegerDistances, centralized_lloyd, kmeans_objective
 from fedlib.data import iid_partition, make_blobs
-from fedlib.field import FieldOverflowError, quantize
-from fedlib.secagg import SecFC, default_colluders
+from fedlib.field import DecodingError, FieldOverflowError, LagrangeCode, quantize, to_field
+from fedlib.secagg import SECFC_PRIME, CodedDistances, SecFC, default_colluders, share_all
 
 
 def _blobs(m, d, k, std, seed):
@@ -128,14 +130,61 @@ def test_default_colluders():
 
 
 def test_fitted_model_keeps_no_shares_and_reveals_the_quantized_means():
-    X, _ = _blobs(300, 6, 3, 1.0, 7)
-    model = SecFC(3, n_segments=2, n_colluders=2, scale=25.0, random_state=1).fit(X, iid_partition(300, 9))
-    kept = [v for v in vars(model).values() if isinstance(v, np.ndarray)]
-    assert max(v.nbytes for v in kept) < 300 * 6 * 8  # nothing of the size of the shared data set
+    """Beyond its run record the fitted model holds less than one client's share of the data (pickled size)."""
+    X, _ = _blobs(300, 24, 3, 1.0, 7)
+    model = SecFC(3, n_colluders=2, scale=25.0, random_state=1).fit(X, iid_partition(300, 9))
+    one_share = 300 * 24 * 8  # bytes of one client's (m, d) int64 share matrix
+    assert len(pickle.dumps(model)) - len(pickle.dumps(model.run_)) < one_share
     centres = model.reveal_centers()
     np.testing.assert_array_equal(model.predict(X), np.argmin(((X[:, None] - centres[None]) ** 2).sum(-1), axis=1))
     means = np.stack([X[model.labels_ == h].mean(axis=0) for h in range(3)])
     assert model.federated_loss_ == pytest.approx(kmeans_objective(X, means, labels=model.labels_))
+
+
+@pytest.mark.parametrize("init", ["kmeans++", "random_assignment"])
+def test_round_records_are_consistent(init):
+    """One record per oracle call: k seed rounds (K-means++ only), then one per Lloyd round; no timing asserted."""
+    X, _ = _blobs(120, 4, 3, 1.0, 5)
+    model = SecFC(3, n_colluders=1, n_responders=5, init=init, random_state=2).fit(X, iid_partition(120, 6))
+    n_seed_rounds = 3 if init == "kmeans++" else 0
+    assert model.n_seed_rounds_ == n_seed_rounds
+    rounds = n_seed_rounds + model.n_iter_
+    assert len(model.client_seconds_) == len(model.server_seconds_) == len(model.responders_) == rounds
+    assert all(len(r) == 5 and len(set(r)) == 5 and set(r) <= set(range(6)) for r in model.responders_)
+    assert all(len(times) == 5 for times in model.client_seconds_)
+    # server time of a Lloyd round = decoding + the argmin the driver timed
+    assert all(s >= a for s, a in zip(model.server_seconds_[n_seed_rounds:], model.run_.assign_seconds, strict=True))
+    assert model.upload_elements_per_round_ == model.run_.distances.size == 120 * 3
+
+
+def test_coded_distances_decode_the_exact_integer_distances():
+    """The oracle run by clients on shares and decoded by the server equals the one computed in the clear."""
+    X, _ = _blobs(50, 5, 3, 2.0, 4)
+    X_int = quantize(X, 10.0)
+    parts = iid_partition(50, 7, random_state=0)
+    code = LagrangeCode(n_clients=7, n_segments=2, n_masks=1, prime=SECFC_PRIME)
+    shares = share_all(code, to_field(X_int, SECFC_PRIME), parts, random_state=1)
+    oracle = CodedDistances(code, shares, n_responders=6, rng=np.random.default_rng(0))
+    labels = np.random.default_rng(2).integers(-1, 3, size=50)
+    np.testing.assert_array_equal(oracle(labels, 3), PlainIntegerDistances(X_int)(labels, 3))
+    assert oracle.n_samples == 50 and len(oracle.responders) == 1 and len(oracle.responders[0]) == 6
+
+
+def test_a_corrupted_client_response_is_caught_by_the_extra_responders():
+    class OneLiar(CodedDistances):
+        def client_response(self, j, labels, n_clusters):
+            out = super().client_response(j, labels, n_clusters)
+            if j == 3:
+                out = np.mod(out + 1, self.q)
+            return out
+
+    X, _ = _blobs(40, 3, 2, 1.0, 0)
+    parts = iid_partition(40, 6, random_state=0)
+    code = LagrangeCode(n_clients=6, n_segments=1, n_masks=1, prime=SECFC_PRIME)
+    shares = share_all(code, to_field(quantize(X, 5.0), SECFC_PRIME), parts, random_state=0)
+    oracle = OneLiar(code, shares, n_responders=6, rng=np.random.default_rng(0))
+    with pytest.raises(DecodingError, match="disagree"):
+        oracle(np.arange(40) % 2, 2)
 
 
 def test_not_fitted():

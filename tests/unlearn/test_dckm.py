@@ -1,4 +1,4 @@
-"""DC-KM (Ginart et al. 2019) as MUFC's baseline: the unweighted one-shot scheme with Lloyd leaves, and deletions."""
+"""DC-KM (fedlib/unlearn/_dckm.py; Ginart et al. 2019): the unweighted one-shot scheme with Lloyd leaves, deletions."""
 
 from __future__ import annotations
 
@@ -6,7 +6,7 @@ import numpy as np
 import pytest
 from sklearn.exceptions import NotFittedError
 
-from fedlib.cluster import KMeans, OneShotFederatedKMeans, kmeans_objective
+from fedlib.cluster import KMeans, OneShotFederatedKMeans
 from fedlib.data import make_blobs, non_iid_partition
 from fedlib.unlearn import DCKMeans, RemovalReport
 
@@ -28,20 +28,50 @@ def test_dckm_equals_unweighted_one_shot_with_full_leaves(problem):
     np.testing.assert_array_equal(dc.predict(X), one_shot.predict(X))
 
 
-def test_dckm_deletion_equals_refitting_the_leaf_and_the_root_on_the_remaining_data(problem):
+def test_dckm_deletion_reruns_the_leaf_and_the_root_on_the_remaining_data(problem):
     X, parts = problem
     dc = DCKMeans(4, random_state=0).fit(X, parts)
     victim = int(dc.client_ids(2)[0])
     report = dc.remove(2, [victim])
     assert isinstance(report, RemovalReport)
-    assert report.clients_reseeded == (2,) and report.server_refit and report.seconds > 0
+    assert report.clients_reseeded == (2,) and report.server_refit
+    assert report.aggregation_seconds == 0.0 and report.seconds == report.client_seconds + report.server_seconds
     assert victim not in set(dc.client_ids(2).tolist())
-    # the leaf reran on its remaining rows: its points are charged to root centres of its new local centres
     remaining = np.concatenate([dc.client_ids(c) for c in range(len(parts))])
     assert np.array_equal(np.sort(remaining), np.setdiff1d(np.arange(len(X)), [victim]))
-    assert dc.federated_loss_ >= kmeans_objective(X[remaining], dc.server_centers_) - 1e-9
     with pytest.raises(ValueError, match="does not hold"):
         dc.remove(2, [victim])
+
+
+def test_dckm_centres_and_loss_follow_the_remaining_points_of_tight_clumps():
+    """Every leaf holds points of the same four tight, far-apart clumps, so its K-means finds the clump means
+    of its own points, and the root the means of the leaves' means: both computable by hand, before and after
+    a deletion."""
+    rng = np.random.default_rng(0)
+    corners = np.array([[0.0, 0.0], [10.0, 0.0], [0.0, 10.0], [10.0, 10.0]])
+    clump = np.tile(np.repeat(np.arange(4), 6), 5)  # 5 leaves × 4 clumps × 6 points
+    X = corners[clump] + rng.normal(0, 0.01, size=(clump.size, 2))
+    parts = [np.arange(24 * leaf, 24 * (leaf + 1)) for leaf in range(5)]
+    dc = DCKMeans(4, random_state=1).fit(X, parts)
+
+    def expected(dc):
+        leaf_means = np.array(
+            [[X[ids[clump[ids] == c]].mean(axis=0) for c in range(4)] for ids in map(dc.client_ids, range(5))]
+        )
+        root = leaf_means.mean(axis=0)  # (4, 2): clump c's root centre
+        order = [int(np.argmin(((dc.server_centers_ - r) ** 2).sum(axis=1))) for r in root]
+        assert sorted(order) == [0, 1, 2, 3]
+        ids = np.concatenate([dc.client_ids(leaf) for leaf in range(5)])
+        return root, order, float(((X[ids] - root[clump[ids]]) ** 2).sum())
+
+    root, order, loss = expected(dc)
+    np.testing.assert_allclose(dc.server_centers_[order], root, rtol=0, atol=1e-9)
+    assert dc.federated_loss_ == pytest.approx(loss, rel=1e-9)
+    dc.remove(3, [3 * 24 + 7, 3 * 24 + 8])  # two points of clump 1 at leaf 3
+    new_root, order, new_loss = expected(dc)
+    np.testing.assert_allclose(dc.server_centers_[order], new_root, rtol=0, atol=1e-9)
+    assert dc.federated_loss_ == pytest.approx(new_loss, rel=1e-9)
+    assert np.abs(new_root[1] - root[1]).max() > 1e-5  # the deletion moved the root centre of clump 1
 
 
 def test_dckm_root_is_kmeans_on_the_leaf_centres(problem):
@@ -59,3 +89,7 @@ def test_dckm_not_fitted_and_bad_parameters(problem):
         DCKMeans(4).remove(0, [0])
     with pytest.raises(TypeError, match="root_n_init must be an int"):
         DCKMeans(4, root_n_init=2.0).fit(X, parts)
+    with pytest.raises(ValueError, match="would empty client 0"):
+        DCKMeans(4, random_state=0).fit(X, parts).remove(0, parts[0])
+    with pytest.raises(ValueError, match="client=99 should be <="):
+        DCKMeans(4, random_state=0).fit(X, parts).remove(99, [0])

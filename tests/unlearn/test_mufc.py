@@ -1,12 +1,14 @@
-"""MUFC Alg. 1 and 4: SCMA equals plaintext, exact client unlearning, lazy vs strict server, errors, cost."""
+"""MUFC (fedlib/unlearn/_mufc.py; Alg. 1 and 4): SCMA equals plaintext, exact client unlearning, lazy vs strict."""
 
 from __future__ import annotations
+
+from collections import Counter
 
 import numpy as np
 import pytest
 from sklearn.exceptions import NotFittedError
 
-from fedlib.cluster import draw_race_keys, kmeans_objective, kmeans_plusplus
+from fedlib.cluster import UniformGrid, draw_race_keys, kmeans_objective, kmeans_plusplus
 from fedlib.data import make_blobs, non_iid_partition
 from fedlib.unlearn import MUFC, RemovalReport
 
@@ -139,3 +141,61 @@ def test_full_client_training_retrains_on_every_removal(problem):
     # weighted bin centres: the server's data are the occupied bins, weighted by the remaining counts
     assert sum(model.counts_.values()) == len(X) - 1
     assert model.federated_loss_ >= kmeans_objective(X[model.remaining_data()[0]], model.server_centers_) - 1e-9
+
+
+def induced_loss_and_counts(model: MUFC, X, n_clients: int):
+    """MUFC Def. 3.1 from public attributes only: a point joins its nearest local centre, which sits in a grid bin;
+    the bin centre joins its nearest server centre. Also q, the points per occupied bin."""
+    S = model.server_centers_
+    loss, counts = 0.0, Counter()
+    for client in range(n_clients):
+        C = model.client_centers_[client]
+        if C is None:
+            continue
+        for i in model.client_ids(client):
+            centre = C[np.argmin(((C - X[i]) ** 2).sum(axis=1))]
+            bin_centre = model.grid_.quantize(centre[None])[0]
+            loss += float(((X[i] - S[np.argmin(((S - bin_centre) ** 2).sum(axis=1))]) ** 2).sum())
+            counts[model.grid_.flat_index(model.grid_.cells(centre[None]))[0]] += 1
+    return loss, dict(sorted(counts.items()))
+
+
+def test_loss_and_counts_equal_their_definitions_after_removals(problem, global_random_seed):
+    X, parts = problem
+    model = MUFC(K, aggregation="plaintext", server_update="strict", random_state=global_random_seed).fit(X, parts)
+    loss, counts = induced_loss_and_counts(model, X, len(parts))
+    assert model.counts_ == counts and model.federated_loss_ == pytest.approx(loss, rel=1e-9)
+    rng = np.random.default_rng(global_random_seed)
+    for client in (0, 3, 5):
+        model.remove(client, [int(rng.choice(model.client_ids(client)))])
+        model.remove(client, [seed_ids(model, X, client)[0]])  # re-seeds the client (MUFC Alg. 3)
+    loss, counts = induced_loss_and_counts(model, X, len(parts))
+    assert model.counts_ == counts and sum(counts.values()) == len(X) - 6
+    assert model.federated_loss_ == pytest.approx(loss, rel=1e-9)
+
+
+def test_grid_is_built_with_mufc_default_step(problem):
+    X, parts = problem
+    model = MUFC(K, aggregation="plaintext", random_state=0).fit(X, parts)
+    assert model.grid_.gamma == 1.0 / np.sqrt(len(X))
+    expected = UniformGrid.from_data(X, 1.0 / np.sqrt(len(X)))
+    assert model.grid_.shape == expected.shape and model.grid_.offset.tolist() == expected.offset.tolist()
+    assert model.scma_params_ is None and model.n_clients_ == len(parts)
+    report = model.fit_report_
+    assert report.clients_reseeded == () and report.server_refit
+    assert report.seconds == report.client_seconds + report.server_seconds
+
+
+def test_own_sample_induction_uses_each_points_server_sample(problem):
+    """induced="own_sample": a point's cluster is the server cluster of its own uniform sample, in its centre's bin."""
+    X, parts = problem
+    a = MUFC(K, aggregation="plaintext", random_state=4).fit(X, parts)
+    b = MUFC(K, aggregation="plaintext", induced="own_sample", random_state=4).fit(X, parts)
+    np.testing.assert_array_equal(a.server_centers_, b.server_centers_)  # same training
+    ids_a, labels_a = a.induced_labels()
+    ids_b, labels_b = b.induced_labels()
+    np.testing.assert_array_equal(ids_a, ids_b)
+    # a uniform sample in a bin goes where the bin centre goes unless a server boundary crosses the bin
+    assert np.mean(labels_a == labels_b) > 0.95
+    with pytest.raises(ValueError, match="own_sample"):
+        MUFC(K, induced="own_sample", server_data="weighted_centers").fit(X, parts)

@@ -1,4 +1,4 @@
-"""SecFC data: the Gaussian mixture (§5.1), rotated digits (§5.2) and the k' partition (guide §11 #10)."""
+"""SecFC's data (fedlib/data/_mixtures.py): the Gaussian mixture of §5.1 and the rotated digits of §5.2."""
 
 from __future__ import annotations
 
@@ -27,6 +27,22 @@ def test_gaussian_mixture_has_equal_components_and_nearest_center_labels(n_sampl
     assert "sigma=1" in ds.source and not ds.is_standin
 
 
+@given(st.integers(1, 60), st.integers(1, 5), st.integers(1, 6), st.floats(0.1, 30.0), st.integers(0, 2**32 - 1))
+def test_gaussian_mixture_is_make_blobs_with_even_sizes(extra, d, k, std, seed):
+    """SecFC §5.1 by its definition: k equal-weight components, the first n mod k one point larger."""
+    n = k + extra
+    ds = data.make_gaussian_mixture(n, d, k, cluster_std=std, random_state=seed)
+    sizes = [n // k + (h < n % k) for h in range(k)]
+    X, y, centers = data.make_blobs(
+        sizes, d, cluster_std=std, center_box=(-10.0, 10.0), random_state=seed, return_centers=True
+    )
+    np.testing.assert_array_equal(ds.X, X)
+    np.testing.assert_array_equal(ds.y, y)
+    np.testing.assert_array_equal(ds.extras["centers"], centers)
+    nearest = [min(range(k), key=lambda h, x=x: float(np.sum((x - centers[h]) ** 2))) for x in X]
+    assert ds.extras["nearest_center_labels"].tolist() == nearest
+
+
 def test_gaussian_mixture_std_and_shuffle():
     ds = data.make_gaussian_mixture(20000, 50, 4, cluster_std=20.0, center_box=(0.0, 1.0), random_state=0)
     residual = ds.X - ds.extras["centers"][ds.y]
@@ -34,7 +50,7 @@ def test_gaussian_mixture_std_and_shuffle():
     assert ds.name == "Gaussian mixture (σ=20, k=4)"
     # rows are shuffled: labels are not sorted in blocks
     assert np.count_nonzero(np.diff(ds.y)) > 1000
-    # with sigma = 20 the generating and closest-centre labels disagree (SecFC guide §11 #9)
+    # with sigma = 20 the components overlap: the generating and closest-centre labels disagree
     assert (ds.y != ds.extras["nearest_center_labels"]).any()
 
 
@@ -140,73 +156,3 @@ def test_rotated_digit_rejects_missing_digit_and_bad_construction(fake_mnist):
         data.rotated_digit(fake_mnist, 7)
     with pytest.raises(ValueError, match=r"construction='copies' should be one of"):
         data.rotated_digit(fake_mnist, 2, construction="copies")
-
-
-# --- k_prime_partition ----------------------------------------------------------------------------------------
-
-
-def assert_partition(parts, n):
-    flat = np.concatenate(parts)
-    np.testing.assert_array_equal(np.sort(flat), np.arange(n))
-
-
-@given(
-    st.integers(1, 8),
-    st.integers(1, 12),
-    st.integers(1, 8),
-    st.integers(0, 2**32 - 1),
-)
-def test_k_prime_partition_disjoint_cover_with_at_most_k_prime_clusters(k, n_clients, k_prime, seed):
-    rng = np.random.default_rng(seed)
-    labels = rng.permutation(np.repeat(np.arange(k), rng.integers(n_clients, 3 * n_clients + 2, size=k)))
-    if k_prime > k:
-        with pytest.raises(ValueError, match=r"k_prime=\d+ should lie in \[1, k="):
-            data.k_prime_partition(labels, n_clients, k_prime, random_state=seed)
-        return
-    if n_clients * k_prime < k:
-        with pytest.raises(ValueError, match="n_clients \\* k_prime >= k"):
-            data.k_prime_partition(labels, n_clients, k_prime, random_state=seed)
-        return
-    parts = data.k_prime_partition(labels, n_clients, k_prime, random_state=seed)
-    assert len(parts) == n_clients
-    assert all(p.dtype == np.int64 and np.all(np.diff(p) > 0) for p in parts)
-    assert_partition(parts, labels.size)
-    counts = data.client_cluster_counts(parts, labels)
-    assert (counts > 0).sum(axis=1).max() <= k_prime
-    # client j holds only clusters (j k' + s) mod k
-    for j, row in enumerate(counts):
-        allowed = {(j * k_prime + s) % k for s in range(k_prime)}
-        assert set(np.flatnonzero(row).tolist()) <= allowed
-    # each cluster is split as evenly as possible among the clients taking it
-    for c in range(k):
-        shares = counts[:, c][[c in {(j * k_prime + s) % k for s in range(k_prime)} for j in range(n_clients)]]
-        assert shares.max() - shares.min() <= 1
-
-
-def test_k_prime_partition_k4_n10_k1_gives_3_3_2_2_clients():
-    labels = np.repeat(np.arange(4), 2500)
-    parts = data.k_prime_partition(labels, 10, 1, random_state=0)
-    counts = data.client_cluster_counts(parts, labels)
-    assert (counts > 0).sum(axis=0).tolist() == [3, 3, 2, 2]
-    assert sorted(p.size for p in parts) == [833] * 4 + [834] * 2 + [1250] * 4
-
-
-def test_k_prime_equal_k_is_iid_like():
-    labels = np.repeat(np.arange(4), 1000)
-    parts = data.k_prime_partition(labels, 10, 4, random_state=1)
-    counts = data.client_cluster_counts(parts, labels)
-    assert counts.min() == 100 and counts.max() == 100
-
-
-def test_k_prime_partition_general_labels_and_determinism():
-    labels = np.array(["b", "a", "c", "a", "b", "c", "c", "a"])
-    a = data.k_prime_partition(labels, 3, 1, random_state=5)
-    b = data.k_prime_partition(labels, 3, 1, random_state=5)
-    assert all(np.array_equal(x, y) for x, y in zip(a, b, strict=True))
-    assert [sorted(set(labels[p].tolist())) for p in a] == [["a"], ["b"], ["c"]]
-
-
-def test_k_prime_partition_rejects_empty_client():
-    labels = np.array([0, 0, 0, 1])  # cluster 1 has one point but two clients take it
-    with pytest.raises(ValueError, match="would hold no points"):
-        data.k_prime_partition(labels, 4, 1, random_state=0)
