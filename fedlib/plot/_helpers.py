@@ -65,6 +65,7 @@ def cluster_size_bars(
     published=None,
     normalize: bool = False,
     label: str | None = "ours",
+    published_label: str = "published",
     color: str | None = None,
 ) -> Axes:
     """Bar chart of cluster sizes, largest first, with published sizes as dots (the papers' "sizes of the K clusters").
@@ -81,6 +82,8 @@ def cluster_size_bars(
         Plot shares of the points instead of counts.
     label : str or None, default="ours"
         Legend label of the bars.
+    published_label : str, default="published"
+        Legend label of the published sizes.
     color : str, optional
         Bar colour (the palette's first by default).
 
@@ -94,7 +97,7 @@ def cluster_size_bars(
     ax.bar(ranks, sizes / scale, color=color or PALETTE[0], label=label)
     if published is not None and len(published) == sizes.size:
         theirs = np.sort(np.asarray(published, dtype=float))[::-1]
-        ax.plot(ranks, theirs / (theirs.sum() if normalize else 1.0), "o", color=PALETTE[3], label="published")
+        ax.plot(ranks, theirs / (theirs.sum() if normalize else 1.0), "o", color=PALETTE[3], label=published_label)
     ax.set_xlabel("cluster, largest first")
     ax.set_ylabel("share of points" if normalize else "points")
     return ax
