@@ -20,7 +20,7 @@ integers and its overflow error); it imports nothing from :mod:`fedlib.secagg` o
 """
 
 from fedlib.cluster._accuracy import clustering_accuracy
-from fedlib.cluster._distance import assign_to_nearest, row_norms_squared, squared_distances
+from fedlib.cluster._distance import assign_to_nearest, nearest_centre_labels, row_norms_squared, squared_distances
 from fedlib.cluster._distance_lloyd import (
     DistanceOracle,
     FloatDistances,
@@ -66,6 +66,7 @@ __all__ = [
     "local_clusters",
     "loss_ratio",
     "membership_matrix",
+    "nearest_centre_labels",
     "row_norms_squared",
     "separate",
     "squared_distances",

@@ -72,6 +72,34 @@ def squared_distances(
     return d2
 
 
+def nearest_centre_labels(X, centers: NDArrayFloat) -> NDArrayInt:
+    """``predict`` of every fitted clusterer: validate ``X`` against the centres, then the nearest centre of each row.
+
+    Parameters
+    ----------
+    X : array-like of shape (n_samples, n_features)
+        Points to assign.
+    centers : ndarray of shape (n_centers, n_features)
+        Fitted centres.
+
+    Returns
+    -------
+    ndarray of int64, shape (n_samples,)
+        Index of the nearest centre of each row (lowest index on ties).
+
+    Raises
+    ------
+    ValueError
+        If ``X`` has a different number of features than the centres.
+    """
+    from fedlib._validation import check_array
+
+    X = check_array(X)
+    if X.shape[1] != centers.shape[1]:
+        raise ValueError(f"X has n_features={X.shape[1]}, the model was fitted with {centers.shape[1]}.")
+    return assign_to_nearest(X, centers)[0]
+
+
 def assign_to_nearest(
     X: NDArrayFloat,
     centers: NDArrayFloat,

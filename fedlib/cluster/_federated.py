@@ -22,7 +22,7 @@ from fedlib._validation import (
     check_scalar,
     spawn_generators,
 )
-from fedlib.cluster._distance import assign_to_nearest, row_norms_squared
+from fedlib.cluster._distance import assign_to_nearest, nearest_centre_labels, row_norms_squared
 from fedlib.cluster._kmeanspp import _kmeans_plusplus
 from fedlib.cluster._lloyd import KMeans, _lloyd
 from fedlib.cluster._objective import kmeans_objective
@@ -52,11 +52,7 @@ class FederatedClusteringMixin:
             If ``X`` has a different number of features than the fitted data.
         """
         check_is_fitted(self, "server_centers_")
-        X = check_array(X)
-        centers = self.server_centers_
-        if X.shape[1] != centers.shape[1]:
-            raise ValueError(f"X has n_features={X.shape[1]}, the model was fitted with {centers.shape[1]}.")
-        return assign_to_nearest(X, centers)[0]
+        return nearest_centre_labels(X, self.server_centers_)
 
 
 def local_clusters(

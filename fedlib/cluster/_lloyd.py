@@ -16,7 +16,7 @@ from fedlib._validation import (
     check_sample_weight,
     check_scalar,
 )
-from fedlib.cluster._distance import assign_to_nearest, row_norms_squared
+from fedlib.cluster._distance import assign_to_nearest, nearest_centre_labels, row_norms_squared
 from fedlib.cluster._kmeanspp import _kmeans_plusplus
 from fedlib.cluster._membership import cluster_sums
 
@@ -352,9 +352,4 @@ class KMeans:
             If ``X`` has a different number of features than the fitted data.
         """
         check_is_fitted(self, "cluster_centers_")
-        X = check_array(X)
-        if X.shape[1] != self.cluster_centers_.shape[1]:
-            raise ValueError(
-                f"X has n_features={X.shape[1]}, the model was fitted with {self.cluster_centers_.shape[1]}."
-            )
-        return assign_to_nearest(X, self.cluster_centers_)[0]
+        return nearest_centre_labels(X, self.cluster_centers_)

@@ -34,20 +34,17 @@ from fedlib._validation import (
     spawn_generators,
 )
 from fedlib.cluster import (
-    assign_to_nearest,
     cluster_sizes,
     cluster_sums,
     distance_lloyd,
     kmeans_objective,
     membership_matrix,
+    nearest_centre_labels,
 )
+from fedlib.cluster._distance_lloyd import N_STREAMS  # child 0 initialises, as in centralized_lloyd
 from fedlib.field import LagrangeCode, LimbMatrix, check_decoded, check_modulus, mulmod, quantize, sum_mod, to_field
 from fedlib.secagg._lcc import share_all, share_every_index
 from fedlib.secagg._overflow import SECFC_PRIME, check_scale, max_safe_scale
-
-#: Spawned streams of a fit: child 0 initialises (as in :func:`fedlib.cluster.centralized_lloyd`),
-#: 1 draws the LCC masks, 2 picks the responding clients.
-N_STREAMS = 3
 
 
 class CodedDistances:
@@ -415,12 +412,9 @@ class SecFC:
             If ``X`` has a different number of features than the fitted data.
         """
         check_is_fitted(self, "labels_")
-        X = check_array(X)
-        if X.shape[1] != self.n_features_in_:
-            raise ValueError(f"X has n_features={X.shape[1]}, the model was fitted with {self.n_features_in_}.")
         centers = self.reveal_centers()
         alive = np.flatnonzero(~np.isnan(centers).any(axis=1))  # an empty cluster is nobody's nearest centre
-        return alive[assign_to_nearest(X, centers[alive])[0]]
+        return alive[nearest_centre_labels(X, centers[alive])]
 
     @property
     def history_(self) -> list[NDArrayInt]:
