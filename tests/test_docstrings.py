@@ -10,6 +10,7 @@ checked too.
 
 from __future__ import annotations
 
+import enum
 import importlib
 import inspect
 import re
@@ -71,10 +72,10 @@ NAMES = public_names()
 
 
 def is_protocol(dotted: str) -> bool:
-    """Whether ``dotted`` names a :class:`typing.Protocol`: it has no constructor, so no parameters to document."""
+    """Whether ``dotted`` names a :class:`typing.Protocol` or an :class:`enum.Enum`: no constructor to document."""
     package, _, name = dotted.rpartition(".")
     obj = getattr(importlib.import_module(package), name, None) if package in PACKAGES else None
-    return inspect.isclass(obj) and bool(getattr(obj, "_is_protocol", False))
+    return inspect.isclass(obj) and (bool(getattr(obj, "_is_protocol", False)) or issubclass(obj, enum.Enum))
 
 
 def test_the_check_sees_the_whole_api():

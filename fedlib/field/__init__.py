@@ -4,7 +4,8 @@
   products at BLAS speed: :func:`mulmod`, :func:`matmul_mod`, :class:`LimbMatrix`),
   Python integers in object arrays above (keys, 256-bit secrets).
 - The Lagrange basis (:func:`lagrange_basis`, :func:`barycentric_weights`) and the
-  Lagrange code (:class:`LagrangeCode`: LCC for SecFC, Shamir sharing with one segment).
+  Lagrange code (:class:`LagrangeCode`: LCC for SecFC) and Shamir sharing, its one-segment
+  case (:class:`Shamir`, over GF(2^521 − 1) by default so that a share holds a 256-bit key).
 - Polynomials over Python ints and the power-sum (Reed-Solomon syndrome) decoder of MUFC's SCMA.
 - Primes, uniform field elements, fixed-point quantization into the field and an overflow detector.
 """
@@ -37,14 +38,17 @@ from fedlib.field._poly import (
 )
 from fedlib.field._prime import check_prime, is_prime, next_prime, random_field_elements
 from fedlib.field._quantize import FieldOverflowError, check_decoded, quantize, to_field
+from fedlib.field._shamir import MERSENNE_521, Shamir
 
 __all__ = [
     "MAX_MODULUS",
+    "MERSENNE_521",
     "DecodingError",
     "FieldOverflowError",
     "LagrangeCode",
     "LimbMatrix",
     "PrimeField",
+    "Shamir",
     "as_residues",
     "barycentric_weights",
     "berlekamp_massey",

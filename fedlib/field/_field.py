@@ -110,7 +110,7 @@ class PrimeField:
             raise TypeError(f"field elements must be integers, got {type(v).__name__} {v!r}.")
         return int(v) % self.prime
 
-    def random(self, shape, random_state: SeedLike = None) -> np.ndarray:
+    def random(self, shape, random_state: SeedLike | str = None) -> np.ndarray:
         """Independent uniform elements of GF(p) of the given shape.
 
         The int64 path draws ``Generator.integers(0, p)``; the Python-int
@@ -121,14 +121,19 @@ class PrimeField:
         ----------
         shape : int or tuple of int
             Shape of the result.
-        random_state : int, numpy.random.Generator or None, default=None
-            Pass an int for reproducible output across multiple function calls.
+        random_state : int, numpy.random.Generator, None or "secrets", default=None
+            Pass an int for reproducible output across multiple function calls;
+            ``"secrets"`` draws from the operating system's CSPRNG (key material).
 
         Returns
         -------
         ndarray
             Uniform residues of the field's :attr:`dtype`.
         """
+        if isinstance(random_state, str):
+            size = int(np.prod(shape))
+            values = random_field_elements(self.prime, size, random_state=random_state)
+            return np.array(values, dtype=self.dtype).reshape(shape)
         rng = check_random_state(random_state)
         if self.is_int64:
             return rng.integers(0, self.prime, size=shape, dtype=np.int64)

@@ -21,12 +21,13 @@ floating point, and the code works over any prime through
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from functools import cached_property, lru_cache
 from itertools import combinations
 
 import numpy as np
 
 from fedlib._typing import SeedLike
-from fedlib._validation import check_random_state, check_scalar
+from fedlib._validation import check_scalar
 from fedlib.field._field import PrimeField
 from fedlib.field._interpolation import lagrange_basis
 from fedlib.field._poly import DecodingError
@@ -69,6 +70,12 @@ def determinant_mod(matrix: list[list[int]], q: int) -> int:
             if factor:
                 a[r] = [(x - factor * y) % q for x, y in zip(a[r], a[col], strict=True)]
     return det % q
+
+
+@lru_cache(maxsize=4096)
+def _lagrange_rows(nodes: tuple[int, ...], points: tuple[int, ...], prime: int) -> list[list[int]]:
+    """:func:`lagrange_basis`, memoised: a server decodes many secrets from the same responders."""
+    return lagrange_basis(list(nodes), list(points), prime)
 
 
 @dataclass(frozen=True)
@@ -188,21 +195,28 @@ class LagrangeCode:
         Returns
         -------
         ndarray of shape (n_clients, ℓ+t)
-            Client ``j``'s share is ``Σ_u U[j, u] f(β_u)``.
+            Client ``j``'s share is ``Σ_u U[j, u] f(β_u)``. Computed once per code
+            and returned read-only.
         """
-        return self.field.lagrange_basis(self.betas, self.alphas)
+        return self._encoding
 
-    def encode(self, segments, *, random_state: SeedLike = None) -> np.ndarray:
+    @cached_property
+    def _encoding(self) -> np.ndarray:
+        U = self.field.lagrange_basis(self.betas, self.alphas)
+        U.flags.writeable = False
+        return U
+
+    def encode(self, segments, *, random_state: SeedLike | str = None) -> np.ndarray:
         """Shares of secrets given as segments.
 
         Parameters
         ----------
         segments : array-like of shape (n_secrets, ℓ, width)
             Residues in ``[0, q)``: secret ``i`` is ``segments[i].ravel()``.
-        random_state : int, numpy.random.Generator or None, default=None
+        random_state : int, numpy.random.Generator, None or "secrets", default=None
             Draws the ``t`` masks of every secret, uniform on GF(q). A seeded
             generator gives reproducible shares for a simulation; a deployment
-            draws masks from a cryptographic generator.
+            passes ``"secrets"`` (the operating system's CSPRNG).
 
         Returns
         -------
@@ -221,8 +235,7 @@ class LagrangeCode:
         if P.size and (P.min() < 0 or P.max() >= q):
             raise ValueError(f"segments must be residues in [0, q={q}); quantize them first.")
         m, _, width = P.shape
-        rng = check_random_state(random_state)
-        masks = gf.random((m, self.n_masks, width), rng)
+        masks = gf.random((m, self.n_masks, width), random_state)
         coefficients = np.concatenate([P, masks], axis=1)  # (m, ℓ+t, width): values at β_1..β_{ℓ+t}
         flat = coefficients.transpose(1, 0, 2).reshape(self.n_segments + self.n_masks, m * width)
         return gf.matmul(self.encoding_matrix(), flat).reshape(self.n_clients, m, width)
@@ -260,7 +273,7 @@ class LagrangeCode:
             points = self.betas[: self.n_segments]
         else:
             points = [int(z) % self.prime for z in targets]
-        rows = lagrange_basis(nodes, points, self.prime)
+        rows = _lagrange_rows(tuple(nodes), tuple(points), self.prime)
         if targets == "sum":
             rows = [[sum(col) % self.prime for col in zip(*rows, strict=True)]]
         return np.array(rows, dtype=self.field.dtype)

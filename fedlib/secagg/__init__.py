@@ -1,12 +1,31 @@
 """Secure aggregation and secure computation protocols, built on :mod:`fedlib.field` and :mod:`fedlib.cluster`.
 
+- SecAgg and SecAgg+ (Bonawitz et al. 2017; Bell et al. 2020): X25519 key agreement, AES-GCM
+  sealed Shamir shares, AES-CTR masks along a complete or Harary :class:`MaskingGraph`, double
+  masking, the protocol as :class:`Stage` s of :class:`SecAggUser` and :class:`SecAggServer`,
+  driven by :func:`secure_aggregate`; :class:`FixedPoint` encodes floats into ``Z_{2^32}``;
+  what a curious server learns with a coalition or a disconnected graph (:func:`unmask_with_coalition`,
+  :func:`leaked_partial_sums`).
+
 - SCMA, secure compressed multiset aggregation (MUFC Alg. 2), with zero-sum masks.
 - Lagrange coded sharing of data points (SecFC Phase 1, and its membership-private variant).
 - :class:`SecFC`, Lloyd's K-means on LCC-shared data (SecFC Alg. 1), its coded distance
   oracle, its field :data:`SECFC_PRIME` and the overflow bound of its scale (SecFC App. A).
 """
 
+from fedlib.secagg._crypto import (
+    TamperedMessageError,
+    agree,
+    generate_keypair,
+    open_sealed,
+    prg_words,
+    random_bytes,
+    seal,
+)
+from fedlib.secagg._fixed_point import FixedPoint, RingOverflowError
+from fedlib.secagg._graph import MaskingGraph, harary_graph
 from fedlib.secagg._lcc import share_all, share_every_index, share_points, split_segments
+from fedlib.secagg._leakage import leaked_partial_sums, unmask_with_coalition
 from fedlib.secagg._masks import zero_sum_masks
 from fedlib.secagg._overflow import SECFC_PRIME, check_scale, distance_bound, max_safe_scale
 from fedlib.secagg._scma import (
@@ -19,27 +38,72 @@ from fedlib.secagg._scma import (
     scma_params,
     secure_sparse_sum,
 )
+from fedlib.secagg._secagg import (
+    CorruptedUserView,
+    EncryptedShare,
+    KeyAdvertisement,
+    MaskedInput,
+    PhaseClock,
+    PrivacyViolationError,
+    ProtocolStageError,
+    SecAggAbort,
+    SecAggConfig,
+    SecAggServer,
+    SecAggUser,
+    Stage,
+    UnmaskingResponse,
+)
+from fedlib.secagg._secagg_round import PHASES, SecAggResult, secure_aggregate
 from fedlib.secagg._secfc import CodedDistances, SecFC, default_colluders
 
 __all__ = [
+    "PHASES",
     "SECFC_PRIME",
     "CodedDistances",
+    "CorruptedUserView",
+    "EncryptedShare",
+    "FixedPoint",
+    "KeyAdvertisement",
+    "MaskedInput",
+    "MaskingGraph",
+    "PhaseClock",
+    "PrivacyViolationError",
+    "ProtocolStageError",
+    "RingOverflowError",
     "SCMAParams",
     "SCMAResult",
+    "SecAggAbort",
+    "SecAggConfig",
+    "SecAggResult",
+    "SecAggServer",
+    "SecAggUser",
     "SecFC",
+    "Stage",
+    "TamperedMessageError",
+    "UnmaskingResponse",
+    "agree",
     "check_scale",
     "default_colluders",
     "dense_secure_sum_bits",
     "distance_bound",
+    "generate_keypair",
+    "harary_graph",
+    "leaked_partial_sums",
     "max_safe_scale",
+    "open_sealed",
+    "prg_words",
+    "random_bytes",
     "scma_aggregate",
     "scma_decode",
     "scma_encode",
     "scma_params",
+    "seal",
+    "secure_aggregate",
     "secure_sparse_sum",
     "share_all",
     "share_every_index",
     "share_points",
     "split_segments",
+    "unmask_with_coalition",
     "zero_sum_masks",
 ]

@@ -1,0 +1,230 @@
+"""Masking graphs of secure aggregation: the complete graph (SecAgg) and the Harary graph (SecAgg+).
+
+In SecAgg (Bonawitz et al., CCS'17) every pair of users shares a pairwise mask;
+in SecAgg+ (Bell et al., CCS'20) only the pairs joined by an edge of a sparse
+``m``-regular graph do. The graph matters for privacy as much as for cost: the
+server can unmask the sum of every connected component of the graph restricted
+to the users it has not corrupted and who did not drop out, so a graph that
+falls apart leaks partial sums (Liu et al., TDSC 2025, Fig. 3 and Requirement 3).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+import numpy as np
+from scipy.sparse import csr_array
+from scipy.sparse.csgraph import connected_components
+
+from fedlib._typing import SeedLike
+from fedlib._validation import check_random_state, check_scalar
+
+
+@dataclass(frozen=True, eq=False)
+class MaskingGraph:
+    """An undirected graph on users ``0..n-1``: who masks with whom.
+
+    Parameters
+    ----------
+    neighbors : tuple of ndarray
+        ``neighbors[i]``: the sorted neighbours of user ``i`` (never ``i`` itself).
+
+    Attributes
+    ----------
+    n_users : int
+        ``n``.
+    degree : int
+        The largest number of neighbours of any user (``m`` for an ``m``-regular graph).
+    n_edges : int
+        Number of edges.
+
+    Examples
+    --------
+    >>> g = MaskingGraph.complete(4)
+    >>> g.neighbors[2].tolist(), g.n_edges
+    ([0, 1, 3], 6)
+    """
+
+    neighbors: tuple[np.ndarray, ...]
+    _adjacency: csr_array = field(init=False, repr=False, compare=False)
+
+    def __post_init__(self) -> None:
+        n = len(self.neighbors)
+        neighbors = tuple(np.unique(np.asarray(nb, dtype=np.int64)) for nb in self.neighbors)
+        rows = np.repeat(np.arange(n), [nb.size for nb in neighbors])
+        cols = np.concatenate(neighbors) if n else np.zeros(0, dtype=np.int64)
+        if cols.size and (cols.min() < 0 or cols.max() >= n):
+            raise ValueError(f"neighbours must be users in [0, {n}).")
+        if np.any(rows == cols):
+            raise ValueError("a user cannot be its own neighbour.")
+        adjacency = csr_array((np.ones(rows.size, dtype=np.int8), (rows, cols)), shape=(n, n))
+        if (adjacency != adjacency.T).nnz:
+            raise ValueError("the masking graph must be undirected: j in neighbors[i] iff i in neighbors[j].")
+        object.__setattr__(self, "neighbors", neighbors)
+        object.__setattr__(self, "_adjacency", adjacency)
+
+    def __eq__(self, other: object) -> bool:
+        if not isinstance(other, MaskingGraph):
+            return NotImplemented
+        return self.n_users == other.n_users and all(
+            np.array_equal(a, b) for a, b in zip(self.neighbors, other.neighbors, strict=True)
+        )
+
+    __hash__ = None  # mutable-looking arrays inside: graphs compare by value, not by identity
+
+    @classmethod
+    def complete(cls, n_users: int) -> MaskingGraph:
+        """The complete graph of SecAgg (Bonawitz et al. 2017): every pair masks.
+
+        Parameters
+        ----------
+        n_users : int
+            ``n`` >= 1.
+
+        Returns
+        -------
+        MaskingGraph
+            Every user's neighbours are all other users.
+        """
+        n = check_scalar(n_users, "n_users", "int", min_val=1)
+        everyone = np.arange(n)
+        return cls(tuple(np.delete(everyone, i) for i in range(n)))
+
+    @property
+    def n_users(self) -> int:
+        """``n``."""
+        return len(self.neighbors)
+
+    @property
+    def degree(self) -> int:
+        """The largest degree."""
+        return max((nb.size for nb in self.neighbors), default=0)
+
+    @property
+    def n_edges(self) -> int:
+        """Number of (undirected) edges."""
+        return sum(nb.size for nb in self.neighbors) // 2
+
+    @property
+    def adjacency(self) -> csr_array:
+        """The symmetric ``n × n`` adjacency matrix (scipy sparse, int8)."""
+        return self._adjacency
+
+    def components(self, alive=None) -> list[np.ndarray]:
+        """Connected components of the graph restricted to the ``alive`` users.
+
+        Parameters
+        ----------
+        alive : array-like of bool of shape (n_users,) or of int, optional
+            A boolean mask or a list of user ids; by default every user.
+
+        Returns
+        -------
+        list of ndarray
+            The components (sorted user ids), ordered by their smallest user.
+            The server of a secure aggregation can learn the sum of each one
+            (Liu et al. 2025, Fig. 3): one component means it learns only the total.
+        """
+        keep = self._alive_ids(alive)
+        if keep.size == 0:
+            return []
+        sub = self._adjacency[keep][:, keep]
+        _, labels = connected_components(sub, directed=False)
+        order = np.unique(labels, return_index=True)[1]  # components by their smallest member
+        return [keep[labels == labels[i]] for i in np.sort(order)]
+
+    def is_connected(self, alive=None) -> bool:
+        """Whether the ``alive`` users form one connected component (Liu et al. 2025, Requirement 3).
+
+        Parameters
+        ----------
+        alive : array-like of bool or int, optional
+            As in :meth:`components`.
+
+        Returns
+        -------
+        bool
+            True for a single component (or no user at all).
+        """
+        return len(self.components(alive)) <= 1
+
+    def _alive_ids(self, alive) -> np.ndarray:
+        n = self.n_users
+        if alive is None:
+            return np.arange(n)
+        alive = np.asarray(alive)
+        if alive.dtype == bool:
+            if alive.shape != (n,):
+                raise ValueError(f"a boolean alive mask needs shape ({n},), got {alive.shape}.")
+            return np.flatnonzero(alive)
+        ids = np.unique(alive.astype(np.int64))
+        if ids.size and (ids[0] < 0 or ids[-1] >= n):
+            raise ValueError(f"alive users must be ids in [0, {n}).")
+        return ids
+
+
+def harary_graph(n_users: int, degree: int, *, shuffle: bool = True, random_state: SeedLike = None) -> MaskingGraph:
+    """The Harary graph ``H(n, m)`` of SecAgg+ (Bell et al. 2020), with randomly permuted labels.
+
+    The ``n`` users sit on a circle in a random order; each is joined to its
+    ``⌊m/2⌋`` nearest users on either side and, for odd ``m``, to the user
+    opposite. This is the ``m``-regular, ``m``-connected graph with the fewest
+    edges (Harary 1962; Liu et al. 2025, Sec. II-D). A degree of ``n - 1`` or
+    more gives the complete graph of SecAgg.
+
+    Parameters
+    ----------
+    n_users : int
+        ``n`` >= 1.
+    degree : int
+        ``m`` >= 2 (a degree of 1 is a matching). Odd ``m`` needs even ``n`` (an ``m``-regular graph on ``n``
+        vertices has ``n·m/2`` edges).
+    shuffle : bool, default=True
+        Seat the users on the circle in a random order, as SecAgg+ does: the
+        positions must be random for the connectivity argument (Liu et al.
+        2025, Lemma 3). ``False`` seats user ``i`` at position ``i`` (figures).
+    random_state : int, numpy.random.Generator or None, default=None
+        Draws the seating order.
+
+    Returns
+    -------
+    MaskingGraph
+        Every user has ``min(m, n-1)`` neighbours.
+
+    Raises
+    ------
+    ValueError
+        If ``m`` is odd and ``n`` is odd (no ``m``-regular graph exists), or
+        ``m = 1 < n - 1`` (a matching: disconnected).
+
+    Examples
+    --------
+    >>> g = harary_graph(8, 2, random_state=0)  # a ring of 8 users in a random order
+    >>> g.degree, g.n_edges, g.is_connected()
+    (2, 8, True)
+
+    Liu et al.'s Fig. 3 graph is ``H(8, 3)`` in order: a ring plus diameters.
+    Without users 2, 4, 6, 8 (ids 1, 3, 5, 7) it falls into ``{u1, u5}`` and ``{u3, u7}``:
+
+    >>> [c.tolist() for c in harary_graph(8, 3, shuffle=False).components([0, 2, 4, 6])]
+    [[0, 4], [2, 6]]
+    """
+    n = check_scalar(n_users, "n_users", "int", min_val=1)
+    m = check_scalar(degree, "degree (m)", "int", min_val=1)
+    rng = check_random_state(random_state)
+    if m >= n - 1:
+        return MaskingGraph.complete(n)
+    if m == 1:
+        raise ValueError(f"degree 1 on {n} users is a perfect matching, not a connected graph: use a degree >= 2.")
+    if m % 2 and n % 2:
+        raise ValueError(
+            f"no {m}-regular graph on {n} users exists (n·m/2 edges must be whole): use an even degree or an "
+            "even number of users."
+        )
+    offsets = list(range(1, m // 2 + 1)) + ([n // 2] if m % 2 else [])
+    positions = np.arange(n)
+    ring = [(positions + o) % n for o in offsets] + [(positions - o) % n for o in offsets]
+    at_position = rng.permutation(n) if shuffle else np.arange(n)  # user sitting at each position
+    position_of = np.argsort(at_position)
+    neighbors = [at_position[np.array([r[position_of[u]] for r in ring])] for u in range(n)]
+    return MaskingGraph(tuple(neighbors))

@@ -1,0 +1,163 @@
+"""What a curious server learns from a SecAgg(+) round it ran honestly, alone or with corrupted users.
+
+Two attacks that a correct protocol must resist only within its assumptions
+(Liu et al., TDSC 2025, Requirements 1 and 3):
+
+- a coalition holding ``t`` shares of a user's mask key, together with the
+  server, unmasks that user's input (:func:`unmask_with_coalition`); with
+  ``t − 1`` shares it learns nothing;
+- when the masking graph restricted to the honest surviving users falls into
+  several components, the server learns the sum of each component instead of
+  only the total (:func:`leaked_partial_sums`; Liu et al. 2025, Fig. 3).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+import numpy as np
+
+from fedlib.secagg._crypto import agree, prg_words
+from fedlib.secagg._secagg import _MASK, CorruptedUserView, SecAggServer, Stage, _pairwise_sign, _shamir
+
+
+def _masked_input(server: SecAggServer, user: int, late_inputs=()) -> np.ndarray:
+    if user in server.masked_inputs:
+        return server.masked_inputs[user]
+    for message in late_inputs:
+        if message.sender == user:
+            return message.vector
+    raise ValueError(f"the server never received a masked input from user {user}.")
+
+
+def _pooled_secret(server: SecAggServer, coalition: Sequence[CorruptedUserView], target: int, which: int) -> bytes:
+    """Rebuild secret ``which`` (0: ``s^SK``, 1: ``b``) of ``target`` from the server's and the coalition's shares."""
+    holders = server.config.holders(target)
+    position = {int(j): r for r, j in enumerate(holders)}
+    pool: dict[int, int] = {}
+    for response in server.view[Stage.UNMASKING]:
+        shares = response.mask_key_shares if which == 0 else response.self_mask_shares
+        if target in shares:
+            pool[response.sender] = shares[target]
+    for member in coalition:
+        if target in member.received_shares:
+            pool[member.user_id] = member.received_shares[target][which]
+    t = server.config.threshold
+    name = "mask key s^SK" if which == 0 else "self-mask seed b"
+    if len(pool) < t:
+        raise ValueError(
+            f"the server and the coalition hold {len(pool)} shares of the {name} of user {target}, fewer than "
+            f"t={t}: Shamir sharing hides it completely."
+        )
+    senders = sorted(pool)[:t]
+    values = np.array([[pool[s]] for s in senders], dtype=object)
+    return _shamir(holders.size, t).reconstruct_bytes(values, [position[s] for s in senders])[0]
+
+
+def unmask_with_coalition(
+    target: int, coalition: Sequence[CorruptedUserView], server: SecAggServer, *, late_inputs=()
+) -> np.ndarray:
+    """The input ``x_target`` of one user, recovered by the server with the help of corrupted users.
+
+    The server holds ``y_target`` and, from the unmasking stage, shares of
+    one of the user's two secrets; the coalition adds the shares it received.
+    With ``t`` shares of both ``b_target`` and ``s_target^SK`` every mask can
+    be recomputed and removed.
+
+    Parameters
+    ----------
+    target : int
+        The victim.
+    coalition : sequence of CorruptedUserView
+        What the corrupted users hand over (:meth:`SecAggUser.corrupt`).
+    server : SecAggServer
+        The server after a completed round.
+    late_inputs : sequence of MaskedInput, default=()
+        Masked inputs that arrived late (:attr:`SecAggResult.late_inputs`).
+
+    Returns
+    -------
+    ndarray of uint32
+        ``x_target``.
+
+    Raises
+    ------
+    ValueError
+        If fewer than ``t`` shares of either secret are pooled: then the
+        coalition learns nothing about ``x_target``.
+    """
+    target = int(target)
+    y = _masked_input(server, target, late_inputs).copy()
+    mask_key = _pooled_secret(server, coalition, target, 0)
+    seed = _pooled_secret(server, coalition, target, 1)
+    d = server.config.vector_length
+    y -= prg_words(seed, d)
+    u2 = server.survivors[Stage.SHARE_KEYS]
+    for j in server.config.graph.neighbors[target]:
+        j = int(j)
+        if j not in u2:
+            continue
+        pairwise = prg_words(agree(mask_key, server.public_keys[j].mask_key, _MASK), d)
+        if _pairwise_sign(target, j) > 0:
+            y -= pairwise
+        else:
+            y += pairwise
+    return y
+
+
+def leaked_partial_sums(
+    server: SecAggServer, coalition: Sequence[CorruptedUserView] = ()
+) -> list[tuple[np.ndarray, np.ndarray]]:
+    """Sum of the inputs of every connected component of honest survivors, as the server computes it.
+
+    After a completed round the server has rebuilt ``b_i`` for every survivor
+    and ``s_j^SK`` for every dropped user; corrupted users give it their own
+    ``s_i^SK``. Summing ``y_i − PRG(b_i)`` over a component ``C`` of the
+    masking graph restricted to honest survivors cancels the masks inside
+    ``C``; the masks on edges leaving ``C`` go to dropped or corrupted users,
+    whose keys the server has. So it learns ``Σ_{i ∈ C} x_i`` for every ``C``:
+    only the total when the graph stays connected (Liu et al. 2025, Requirement 3).
+
+    Parameters
+    ----------
+    server : SecAggServer
+        The server after a completed round.
+    coalition : sequence of CorruptedUserView, default=()
+        Corrupted users who share their secrets with the server.
+
+    Returns
+    -------
+    list of (ndarray of int, ndarray of uint32)
+        ``(members, Σ_{members} x_i)`` per component, ordered by smallest member.
+
+    Raises
+    ------
+    ValueError
+        If the round has not completed.
+    """
+    if server.stage != Stage.DONE:
+        raise ValueError("the server has not completed the round: nothing to exploit yet.")
+    corrupted = {view.user_id: view for view in coalition}
+    u3 = server.survivors[Stage.MASKED_INPUT]
+    honest = np.array(sorted(u3 - set(corrupted)), dtype=np.int64)
+    keys = dict(server.rebuilt_mask_keys) | {i: v.mask_private_key for i, v in corrupted.items()}
+    graph, d = server.config.graph, server.config.vector_length
+    out = []
+    for members in graph.components(honest) if honest.size else []:
+        inside = set(members.tolist())
+        total = np.zeros(d, dtype=np.uint32)
+        for i in members:
+            i = int(i)
+            total += server.masked_inputs[i]
+            total -= prg_words(server.rebuilt_seeds[i], d)
+            for j in graph.neighbors[i]:
+                j = int(j)
+                if j in inside or j not in keys or j not in server.survivors[Stage.SHARE_KEYS]:
+                    continue
+                pairwise = prg_words(agree(keys[j], server.public_keys[i].mask_key, _MASK), d)
+                if _pairwise_sign(i, j) > 0:
+                    total -= pairwise
+                else:
+                    total += pairwise
+        out.append((members, total))
+    return out

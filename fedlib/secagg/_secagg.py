@@ -1,0 +1,882 @@
+"""SecAgg and SecAgg+: secure aggregation with double masking, as explicit protocol stages.
+
+The server learns the sum of the surviving users' vectors and nothing else
+(Bonawitz et al., CCS'17, Fig. 4, semi-honest setting), even when users drop
+out. SecAgg+ (Bell et al., CCS'20) masks only along the edges of a sparse
+Harary graph, so each user does ``O(log n)`` work instead of ``O(n)``. Liu
+et al. (TDSC 2025) run SecAgg+ inside each cluster of their federated
+unlearning scheme.
+
+Stages (Bonawitz et al. 2017, rounds 0-3; the consistency check of the
+malicious setting is omitted, as the threat model is semi-honest):
+
+0. ``ADVERTISE_KEYS``: user ``i`` sends two X25519 public keys, ``c_i^PK``
+   (to encrypt shares) and ``s_i^PK`` (to agree on masks). Survivors ``U1``.
+1. ``SHARE_KEYS``: user ``i`` draws a self-mask seed ``b_i`` and
+   Shamir-shares ``b_i`` and ``s_i^SK`` with threshold ``t`` among its share
+   holders, each share sealed with AES-GCM under ``KA(c_i^SK, c_j^PK)`` and
+   routed by the server, who cannot read it. Survivors ``U2``.
+2. ``MASKED_INPUT``: ``y_i = x_i + PRG(b_i) + Σ_{j ∈ N(i)∩U2, i<j} PRG(s_ij)
+   − Σ_{j ∈ N(i)∩U2, i>j} PRG(s_ij)`` in ``Z_{2^32}``, with
+   ``s_ij = KA(s_i^SK, s_j^PK)``. Survivors ``U3``.
+3. ``UNMASKING``: given ``U3``, user ``i`` reveals its share of ``b_j`` for
+   ``j ∈ U3`` and of ``s_j^SK`` for ``j ∈ U2 \\ U3``, never both for one ``j``.
+   The server rebuilds the seeds and removes the masks:
+   ``z = Σ_{U3} x_i``.
+
+The double mask is what makes dropouts safe: if a user's ``y_j`` arrives after
+the server has asked for ``s_j^SK``, the pairwise masks come off but
+``PRG(b_j)`` stays, and ``y_j`` still looks uniform.
+"""
+
+from __future__ import annotations
+
+import enum
+import time
+from collections.abc import Collection, Mapping, Sequence
+from contextlib import contextmanager
+from dataclasses import dataclass, field
+from functools import lru_cache
+
+import numpy as np
+
+from fedlib._typing import SeedLike
+from fedlib._validation import check_random_state, check_scalar
+from fedlib.field import MERSENNE_521, Shamir
+from fedlib.secagg._crypto import (
+    KEY_BYTES,
+    TamperedMessageError,
+    agree,
+    generate_keypair,
+    open_sealed,
+    prg_words,
+    private_bytes,
+    random_bytes,
+    seal,
+)
+from fedlib.secagg._graph import MaskingGraph
+
+SHARE_BYTES = (MERSENNE_521.bit_length() + 7) // 8
+"""Bytes of one Shamir share over GF(2^521 − 1)."""
+
+ID_BYTES = 4
+"""Bytes of a user id on the wire."""
+
+_MASK, _ENC = b"fedlib secagg mask seed", b"fedlib secagg share encryption"
+
+
+class Stage(enum.IntEnum):
+    """The stages of a SecAgg round (Bonawitz et al. 2017, Fig. 4), in order."""
+
+    ADVERTISE_KEYS = 0
+    SHARE_KEYS = 1
+    MASKED_INPUT = 2
+    UNMASKING = 3
+    DONE = 4
+
+
+class ProtocolStageError(RuntimeError):
+    """A party received a message meant for another stage of the protocol."""
+
+
+class SecAggAbort(RuntimeError):
+    """The round cannot complete: fewer than ``t`` users are left where ``t`` are needed; nothing is output."""
+
+
+class PrivacyViolationError(RuntimeError):
+    """An honest user refuses a request that would let the server unmask an individual input."""
+
+
+# ----------------------------------------------------------------------------------------------- configuration
+@dataclass(frozen=True)
+class SecAggConfig:
+    """Public parameters of one secure aggregation round.
+
+    Parameters
+    ----------
+    graph : MaskingGraph
+        Who masks with whom: :meth:`MaskingGraph.complete` for SecAgg,
+        :func:`harary_graph` for SecAgg+.
+    threshold : int
+        ``t``: shares needed to rebuild a secret; also the fewest survivors
+        with which the round may complete.
+    vector_length : int
+        ``d``, the length of every input (``uint32`` words of ``Z_{2^32}``).
+    share_holders : {"neighbors", "all"}, default="neighbors"
+        Who receives user ``i``'s shares: its graph neighbours (SecAgg+, Bell
+        et al. 2020) or every other user (SecAgg; Liu et al.'s "t-out-of-k
+        within each cluster" with a sparse masking graph).
+    round_id : int, default=0
+        Bound into every sealed share, so shares of one round are rejected in another.
+    server_model : {"semi-honest", "malicious"}, default="semi-honest"
+        The server the threshold must resist. Semi-honest (Liu et al.'s threat
+        model): it follows the protocol, so ``t >= 2`` suffices against one
+        corrupted user. Malicious: it may tell different holders different
+        survivor lists, so ``t`` must exceed half of every user's holders, or it
+        could collect ``t`` shares of both ``b_j`` and ``s_j^SK`` and unmask
+        ``x_j`` (Bell et al. 2020 take ``t > m/2`` for this reason).
+
+    Raises
+    ------
+    ValueError
+        If some user has fewer than ``t`` share holders (its secrets could
+        never be rebuilt), ``t = 1`` (every holder alone could rebuild its
+        peers' secrets: no privacy against a single corrupted user), or
+        ``t`` is too low for a malicious server.
+
+    Examples
+    --------
+    >>> from fedlib.secagg import harary_graph
+    >>> config = SecAggConfig(harary_graph(10, 4, random_state=0), threshold=3, vector_length=5)
+    >>> config.holders(0).size
+    4
+    """
+
+    graph: MaskingGraph
+    threshold: int
+    vector_length: int
+    share_holders: str = "neighbors"
+    round_id: int = 0
+    server_model: str = "semi-honest"
+    _holders: tuple[np.ndarray, ...] = field(init=False, repr=False, compare=False)
+
+    def __post_init__(self) -> None:
+        t = check_scalar(self.threshold, "threshold (t)", "int", min_val=1)
+        d = check_scalar(self.vector_length, "vector_length (d)", "int", min_val=1)
+        round_id = check_scalar(self.round_id, "round_id", "int", min_val=0, max_val=2**32 - 1)
+        if self.share_holders not in ("neighbors", "all"):
+            raise ValueError(f"share_holders must be 'neighbors' or 'all', got {self.share_holders!r}.")
+        n = self.graph.n_users
+        if self.share_holders == "neighbors":
+            holders = self.graph.neighbors
+        else:
+            everyone = np.arange(n)
+            holders = tuple(np.delete(everyone, i) for i in range(n))
+        fewest = min(h.size for h in holders)
+        most = max(h.size for h in holders)
+        if fewest < t:
+            raise ValueError(
+                f"threshold t={t} exceeds the {fewest} share holders of some user: its secrets could never be "
+                "rebuilt. Use a denser graph or a lower threshold."
+            )
+        if self.server_model not in ("semi-honest", "malicious"):
+            raise ValueError(f"server_model must be 'semi-honest' or 'malicious', got {self.server_model!r}.")
+        if t < 2:
+            raise ValueError(
+                "threshold t=1 gives no privacy: any single share holder could rebuild its peers' secrets and, with "
+                "the server, unmask their inputs. Use t >= 2."
+            )
+        if self.server_model == "malicious" and 2 * t <= most:
+            raise ValueError(
+                f"threshold t={t} is at most half of the {most} share holders of some user: a malicious server that "
+                f"gives different holders different survivor lists could collect t shares of both secrets of one "
+                f"user and unmask its input. Use t > {most // 2}."
+            )
+        for name, value in (("threshold", t), ("vector_length", d), ("round_id", round_id), ("_holders", holders)):
+            object.__setattr__(self, name, value)
+
+    @property
+    def n_users(self) -> int:
+        """Number of users ``n``."""
+        return self.graph.n_users
+
+    def holders(self, user: int) -> np.ndarray:
+        """The users who hold shares of ``user``'s secrets, sorted; share ``r`` goes to ``holders(user)[r]``.
+
+        Parameters
+        ----------
+        user : int
+            A user id.
+
+        Returns
+        -------
+        ndarray of int
+            Sorted user ids.
+        """
+        return self._holders[user]
+
+    def context(self, stage: Stage) -> bytes:
+        """Associated data of a sealed message: protocol, round and stage.
+
+        Parameters
+        ----------
+        stage : Stage
+            The stage the message belongs to.
+
+        Returns
+        -------
+        bytes
+            The label.
+        """
+        return b"fedlib-secagg/" + self.round_id.to_bytes(4, "big") + bytes([int(stage)])
+
+
+@lru_cache(maxsize=256)
+def _shamir(n_shares: int, threshold: int) -> Shamir:
+    return Shamir(n_shares=n_shares, threshold=threshold, prime=MERSENNE_521)
+
+
+class PhaseClock:
+    """Wall time spent per phase of a round, accumulated across parties.
+
+    Examples
+    --------
+    >>> clock = PhaseClock()
+    >>> with clock("masking"):
+    ...     pass
+    >>> list(clock.seconds)
+    ['masking']
+    """
+
+    def __init__(self) -> None:
+        self.seconds: dict[str, float] = {}
+
+    @contextmanager
+    def __call__(self, phase: str):
+        """Add the time spent in the ``with`` block to ``phase``.
+
+        Parameters
+        ----------
+        phase : str
+            Its name.
+
+        Yields
+        ------
+        None
+            Nothing.
+        """
+        start = time.perf_counter()
+        try:
+            yield
+        finally:
+            self.seconds[phase] = self.seconds.get(phase, 0.0) + time.perf_counter() - start
+
+
+# ---------------------------------------------------------------------------------------------------- messages
+@dataclass(frozen=True)
+class KeyAdvertisement:
+    """Stage 0, user to server: the two public keys of ``sender``.
+
+    Parameters
+    ----------
+    sender : int
+        The user.
+    encryption_key : bytes
+        ``c_i^PK``, 32 bytes: others seal their shares for it under ``KA(c_j^SK, c_i^PK)``.
+    mask_key : bytes
+        ``s_i^PK``, 32 bytes: pairwise mask seeds are ``KA(s_i^SK, s_j^PK)``.
+    """
+
+    sender: int
+    encryption_key: bytes
+    mask_key: bytes
+
+    @property
+    def nbytes(self) -> int:
+        """Size on the wire."""
+        return ID_BYTES + len(self.encryption_key) + len(self.mask_key)
+
+
+@dataclass(frozen=True)
+class EncryptedShare:
+    """Stage 1, user to server to user: ``sender``'s shares for ``recipient``, sealed with AES-GCM.
+
+    Parameters
+    ----------
+    sender, recipient : int
+        The two users.
+    ciphertext : bytes
+        AES-GCM of ``sender‖recipient‖share(s_sender^SK)‖share(b_sender)``.
+    """
+
+    sender: int
+    recipient: int
+    ciphertext: bytes
+
+    @property
+    def nbytes(self) -> int:
+        """Size on the wire."""
+        return 2 * ID_BYTES + len(self.ciphertext)
+
+
+@dataclass(frozen=True)
+class MaskedInput:
+    """Stage 2, user to server: ``y_i``, the input under its pairwise and self masks.
+
+    Parameters
+    ----------
+    sender : int
+        The user.
+    vector : ndarray of uint32
+        ``y_i``.
+    """
+
+    sender: int
+    vector: np.ndarray
+
+    @property
+    def nbytes(self) -> int:
+        """Size on the wire."""
+        return ID_BYTES + self.vector.nbytes
+
+
+@dataclass(frozen=True)
+class UnmaskingResponse:
+    """Stage 3, user to server: shares of ``s_j^SK`` of dropped ``j`` and of ``b_j`` of surviving ``j``.
+
+    Parameters
+    ----------
+    sender : int
+        The user.
+    mask_key_shares : dict of int to int
+        Its shares of ``s_j^SK``, per dropped peer ``j``.
+    self_mask_shares : dict of int to int
+        Its shares of ``b_j``, per surviving peer ``j``.
+    """
+
+    sender: int
+    mask_key_shares: dict[int, int]
+    self_mask_shares: dict[int, int]
+
+    @property
+    def nbytes(self) -> int:
+        """Size on the wire."""
+        return ID_BYTES + (ID_BYTES + SHARE_BYTES) * (len(self.mask_key_shares) + len(self.self_mask_shares))
+
+
+def _share_plaintext(sender: int, recipient: int, key_share: int, seed_share: int) -> bytes:
+    return (
+        sender.to_bytes(ID_BYTES, "big")
+        + recipient.to_bytes(ID_BYTES, "big")
+        + int(key_share).to_bytes(SHARE_BYTES, "big")
+        + int(seed_share).to_bytes(SHARE_BYTES, "big")
+    )
+
+
+def _pairwise_sign(i: int, j: int) -> int:
+    """``+1`` if user ``i`` adds ``PRG(s_ij)`` (``i < j``), ``-1`` if it subtracts it."""
+    return 1 if i < j else -1
+
+
+@dataclass(frozen=True)
+class CorruptedUserView:
+    """Everything a user knows at the end of a round: what it hands over when it colludes with the server.
+
+    Parameters
+    ----------
+    user_id : int
+        The corrupted user.
+    vector : ndarray of uint32
+        Its own input ``x_i``.
+    mask_private_key : bytes
+        ``s_i^SK``, 32 bytes.
+    self_mask_seed : bytes
+        ``b_i``, 32 bytes.
+    received_shares : dict of int to tuple of int
+        Per peer ``j``: this user's shares of ``(s_j^SK, b_j)``.
+    """
+
+    user_id: int
+    vector: np.ndarray
+    mask_private_key: bytes
+    self_mask_seed: bytes
+    received_shares: dict[int, tuple[int, int]]
+
+
+# ------------------------------------------------------------------------------------------------------- users
+class SecAggUser:
+    """One honest user of a SecAgg(+) round: a state machine over :class:`Stage`.
+
+    Parameters
+    ----------
+    user_id : int
+        Its id in ``[0, n)``.
+    vector : array-like of uint32, shape (d,)
+        Its input ``x_i`` in ``Z_{2^32}`` (see :class:`FixedPoint`).
+    config : SecAggConfig
+        The round's public parameters.
+    random_state : "secrets", int, numpy.random.Generator or None, default="secrets"
+        Source of its keys, self-mask seed and Shamir masks.
+    clock : PhaseClock, optional
+        Accumulates its compute time per phase.
+
+    Attributes
+    ----------
+    stage : Stage
+        The next stage it expects.
+
+    Raises
+    ------
+    ValueError
+        If the input does not have length ``d`` or is not ``uint32``.
+    """
+
+    def __init__(
+        self,
+        user_id: int,
+        vector,
+        config: SecAggConfig,
+        *,
+        random_state: SeedLike | str = "secrets",
+        clock: PhaseClock | None = None,
+    ) -> None:
+        self.user_id = check_scalar(user_id, "user_id", "int", min_val=0, max_val=config.n_users - 1)
+        x = np.asarray(vector)
+        if x.dtype != np.uint32 or x.shape != (config.vector_length,):
+            raise ValueError(
+                f"user {user_id}'s input must be a uint32 vector of length d={config.vector_length}, "
+                f"got dtype {x.dtype} and shape {x.shape}; encode floats with FixedPoint first."
+            )
+        self.config = config
+        self.stage = Stage.ADVERTISE_KEYS
+        self._x = x
+        # One stream for keys, seeds and Shamir masks: a Generator advances, "secrets" reads the OS.
+        self._random_state = random_state if isinstance(random_state, str) else check_random_state(random_state)
+        self._clock = clock or PhaseClock()
+        self._neighbors = config.graph.neighbors[self.user_id]
+        self._holders = config.holders(self.user_id)
+
+    def _expect(self, stage: Stage) -> None:
+        if self.stage != stage:
+            raise ProtocolStageError(
+                f"user {self.user_id} is at stage {self.stage.name} and received a {stage.name} message."
+            )
+
+    def advertise_keys(self) -> KeyAdvertisement:
+        """Stage 0: draw the two key pairs and send their public halves.
+
+        Returns
+        -------
+        KeyAdvertisement
+            ``(c_i^PK, s_i^PK)``.
+
+        Raises
+        ------
+        ProtocolStageError
+            If called at another stage.
+        """
+        self._expect(Stage.ADVERTISE_KEYS)
+        with self._clock("key agreement"):
+            self._c_sk, c_pk = generate_keypair(self._random_state)
+            self._s_sk, s_pk = generate_keypair(self._random_state)
+        self.stage = Stage.SHARE_KEYS
+        return KeyAdvertisement(self.user_id, c_pk, s_pk)
+
+    def share_keys(self, public_keys: Mapping[int, KeyAdvertisement]) -> list[EncryptedShare]:
+        """Stage 1: Shamir-share ``s_i^SK`` and a fresh self-mask seed ``b_i``, sealed for each holder.
+
+        Parameters
+        ----------
+        public_keys : mapping of int to KeyAdvertisement
+            The advertisements the server forwarded: those of this user's
+            neighbours and share holders that survived stage 0.
+
+        Returns
+        -------
+        list of EncryptedShare
+            One per surviving holder, for the server to route.
+
+        Raises
+        ------
+        ProtocolStageError
+            If called at another stage.
+        SecAggAbort
+            If fewer than ``t`` of its share holders survived stage 0.
+        """
+        self._expect(Stage.SHARE_KEYS)
+        t = self.config.threshold
+        for j, advert in public_keys.items():
+            if advert.sender != j:
+                raise ValueError(f"the key advertisement filed under user {j} was sent by user {advert.sender}.")
+        self._public_keys = dict(public_keys)
+        self._enc_keys: dict[int, bytes] = {}
+        alive_holders = [int(j) for j in self._holders if int(j) in public_keys]
+        if len(alive_holders) < t:
+            raise SecAggAbort(
+                f"user {self.user_id}: only {len(alive_holders)} of its share holders are left after key "
+                f"advertisement, fewer than the threshold t={t}."
+            )
+        with self._clock("sharing"):
+            self._b = random_bytes(KEY_BYTES, self._random_state)
+            shamir = _shamir(self._holders.size, t)
+            shares = shamir.share_bytes([private_bytes(self._s_sk), self._b], random_state=self._random_state)
+            position = {int(j): r for r, j in enumerate(self._holders)}
+        messages = []
+        for j in alive_holders:
+            with self._clock("key agreement"):
+                key = self._encryption_key(j)
+            with self._clock("sharing"):
+                r = position[j]
+                plaintext = _share_plaintext(self.user_id, j, shares[r, 0], shares[r, 1])
+                ciphertext = seal(
+                    key, plaintext, sender=self.user_id, recipient=j, context=self.config.context(Stage.SHARE_KEYS)
+                )
+            messages.append(EncryptedShare(self.user_id, j, ciphertext))
+        self.stage = Stage.MASKED_INPUT
+        return messages
+
+    def _encryption_key(self, peer: int) -> bytes:
+        # One AES-GCM key per pair and round, for the shares both ways (the nonces differ by direction).
+        if peer not in self._enc_keys:
+            self._enc_keys[peer] = agree(self._c_sk, self._public_keys[peer].encryption_key, _ENC)
+        return self._enc_keys[peer]
+
+    def masked_input(self, survivors: Collection[int], shares: Sequence[EncryptedShare]) -> MaskedInput:
+        """Stage 2: open the shares received, then send ``y_i`` masked towards the surviving neighbours.
+
+        Parameters
+        ----------
+        survivors : collection of int
+            ``U2``, the users whose shares the server routed (announced by the server).
+        shares : sequence of EncryptedShare
+            The sealed shares addressed to this user.
+
+        Returns
+        -------
+        MaskedInput
+            ``y_i`` in ``Z_{2^32}``.
+
+        Raises
+        ------
+        ProtocolStageError
+            If called at another stage.
+        fedlib.secagg.TamperedMessageError
+            If a share fails authentication, or is addressed to another user.
+        SecAggAbort
+            If fewer than ``t`` users survived stage 1.
+        """
+        self._expect(Stage.MASKED_INPUT)
+        u2 = {int(j) for j in survivors}
+        if len(u2) < self.config.threshold:
+            raise SecAggAbort(
+                f"user {self.user_id}: {len(u2)} users survived share distribution, fewer than "
+                f"t={self.config.threshold}."
+            )
+        self._received: dict[int, tuple[int, int]] = {}
+        context = self.config.context(Stage.SHARE_KEYS)
+        for message in shares:
+            self._received[message.sender] = self._open(message, context)
+        self._u2 = u2
+        with self._clock("masking"):
+            y = self._x + prg_words(self._b, self.config.vector_length)
+        for j in self._neighbors:
+            j = int(j)
+            if j not in u2 or j not in self._public_keys:
+                continue
+            with self._clock("key agreement"):
+                seed = agree(self._s_sk, self._public_keys[j].mask_key, _MASK)
+            with self._clock("masking"):
+                if _pairwise_sign(self.user_id, j) > 0:
+                    y += prg_words(seed, self.config.vector_length)
+                else:
+                    y -= prg_words(seed, self.config.vector_length)
+        self.stage = Stage.UNMASKING
+        return MaskedInput(self.user_id, y)
+
+    def _open(self, message: EncryptedShare, context: bytes) -> tuple[int, int]:
+        if message.recipient != self.user_id:
+            raise TamperedMessageError(
+                f"user {self.user_id} received a share addressed to user {message.recipient} (from user "
+                f"{message.sender}): the server misrouted it."
+            )
+        sender = message.sender
+        if sender not in self._public_keys:
+            raise TamperedMessageError(f"user {self.user_id} received a share from user {sender}, who has no key.")
+        with self._clock("key agreement"):
+            key = self._encryption_key(sender)
+        with self._clock("sharing"):
+            plaintext = open_sealed(key, message.ciphertext, sender=sender, recipient=self.user_id, context=context)
+        claimed_sender = int.from_bytes(plaintext[:ID_BYTES], "big")
+        claimed_recipient = int.from_bytes(plaintext[ID_BYTES : 2 * ID_BYTES], "big")
+        if (claimed_sender, claimed_recipient) != (sender, self.user_id):
+            raise TamperedMessageError(
+                f"a share sealed as {claimed_sender} -> {claimed_recipient} arrived as {sender} -> {self.user_id}."
+            )
+        body = plaintext[2 * ID_BYTES :]
+        return int.from_bytes(body[:SHARE_BYTES], "big"), int.from_bytes(body[SHARE_BYTES:], "big")
+
+    def corrupt(self) -> CorruptedUserView:
+        """Hand everything this user knows to a coalition (a corrupted user; for privacy experiments).
+
+        Returns
+        -------
+        CorruptedUserView
+            Its input, secrets and the shares it received.
+
+        Raises
+        ------
+        ProtocolStageError
+            Before it has masked its input (it holds no shares yet).
+        """
+        if self.stage < Stage.UNMASKING:
+            raise ProtocolStageError(f"user {self.user_id} has not received its shares yet (stage {self.stage.name}).")
+        return CorruptedUserView(
+            user_id=self.user_id,
+            vector=self._x.copy(),
+            mask_private_key=private_bytes(self._s_sk),
+            self_mask_seed=self._b,
+            received_shares=dict(self._received),
+        )
+
+    def unmask(self, survivors: Collection[int]) -> UnmaskingResponse:
+        """Stage 3: reveal shares of ``b_j`` for surviving ``j`` and of ``s_j^SK`` for dropped ``j``.
+
+        Parameters
+        ----------
+        survivors : collection of int
+            ``U3``, the users whose masked input the server received.
+
+        Returns
+        -------
+        UnmaskingResponse
+            The shares this user holds, one kind per peer.
+
+        Raises
+        ------
+        ProtocolStageError
+            If called at another stage, in particular a second time: a user
+            answers one survivor list per round, so a server cannot ask for
+            ``b_j`` and later for ``s_j^SK`` of the same ``j``.
+        PrivacyViolationError
+            If the list names users that never sent shares (``U3 ⊄ U2``).
+        SecAggAbort
+            If fewer than ``t`` users survived stage 2.
+        """
+        self._expect(Stage.UNMASKING)
+        u3 = {int(j) for j in survivors}
+        if not u3 <= self._u2:
+            raise PrivacyViolationError(
+                f"user {self.user_id} was told that users {sorted(u3 - self._u2)} sent masked inputs, but they "
+                "never sent shares: revealing anything for them could unmask an individual input."
+            )
+        if len(u3) < self.config.threshold:
+            raise SecAggAbort(
+                f"user {self.user_id}: {len(u3)} masked inputs arrived, fewer than t={self.config.threshold}."
+            )
+        key_shares, seed_shares = {}, {}
+        for j, (key_share, seed_share) in self._received.items():
+            if j in u3:
+                seed_shares[j] = seed_share
+            elif j in self._u2:
+                key_shares[j] = key_share
+        self.stage = Stage.DONE
+        return UnmaskingResponse(self.user_id, key_shares, seed_shares)
+
+
+# ------------------------------------------------------------------------------------------------------ server
+class SecAggServer:
+    """The server of a SecAgg(+) round: routes messages, then removes the masks from the sum.
+
+    It sees only what users send it; :attr:`view` keeps every message, so a
+    chapter or a test can inspect exactly what a curious server holds.
+
+    Parameters
+    ----------
+    config : SecAggConfig
+        The round's public parameters.
+    clock : PhaseClock, optional
+        Accumulates its compute time (phase ``"unmasking"``).
+
+    Attributes
+    ----------
+    survivors : dict of Stage to frozenset of int
+        ``U1``, ``U2``, ``U3``, ``U4``: who sent a message at each stage.
+    view : dict of Stage to list
+        Every message received, per stage.
+    public_keys : dict of int to KeyAdvertisement
+        The advertisements of ``U1`` (after stage 0).
+    masked_inputs : dict of int to ndarray
+        The masked inputs ``y_i`` received in time (after stage 2).
+    rebuilt_seeds, rebuilt_mask_keys : dict of int to bytes
+        ``b_i`` of ``U3`` and ``s_j^SK`` of ``U2 \\ U3``, as rebuilt (after stage 3).
+    """
+
+    def __init__(self, config: SecAggConfig, *, clock: PhaseClock | None = None) -> None:
+        self.config = config
+        self.stage = Stage.ADVERTISE_KEYS
+        self.survivors: dict[Stage, frozenset[int]] = {}
+        self.view: dict[Stage, list] = {s: [] for s in Stage if s != Stage.DONE}
+        self._clock = clock or PhaseClock()
+
+    def _expect(self, stage: Stage) -> None:
+        if self.stage != stage:
+            raise ProtocolStageError(f"the server is at stage {self.stage.name} and received {stage.name} messages.")
+
+    def _check_quorum(self, stage: Stage, alive: frozenset[int]) -> None:
+        t = self.config.threshold
+        if len(alive) < t:
+            raise SecAggAbort(
+                f"only {len(alive)} users sent their {stage.name} message, fewer than the threshold t={t}: the "
+                "round aborts and outputs nothing."
+            )
+
+    def collect_keys(self, adverts: Sequence[KeyAdvertisement]) -> dict[int, dict[int, KeyAdvertisement]]:
+        """Stage 0: record ``U1`` and forward to each user the keys of its neighbours and holders.
+
+        Parameters
+        ----------
+        adverts : sequence of KeyAdvertisement
+            What arrived.
+
+        Returns
+        -------
+        dict of int to dict of int to KeyAdvertisement
+            Per user of ``U1``: the advertisements it needs.
+
+        Raises
+        ------
+        ProtocolStageError
+            If called at another stage.
+        SecAggAbort
+            If ``|U1| < t``.
+        """
+        self._expect(Stage.ADVERTISE_KEYS)
+        self.view[Stage.ADVERTISE_KEYS].extend(adverts)
+        by_user = {a.sender: a for a in adverts}
+        u1 = frozenset(by_user)
+        self.survivors[Stage.ADVERTISE_KEYS] = u1
+        self._check_quorum(Stage.ADVERTISE_KEYS, u1)
+        self.public_keys = by_user
+        out = {}
+        for i in u1:
+            wanted = set(self.config.graph.neighbors[i].tolist()) | set(self.config.holders(i).tolist())
+            out[i] = {j: by_user[j] for j in sorted(wanted) if j in u1}
+        self.stage = Stage.SHARE_KEYS
+        return out
+
+    def route_shares(self, outboxes: Mapping[int, Sequence[EncryptedShare]]) -> tuple[frozenset[int], dict]:
+        """Stage 1: record ``U2`` and deliver each sealed share to its recipient.
+
+        Parameters
+        ----------
+        outboxes : mapping of int to sequence of EncryptedShare
+            Per sending user, its sealed shares.
+
+        Returns
+        -------
+        survivors : frozenset of int
+            ``U2``.
+        deliveries : dict of int to list of EncryptedShare
+            Per user of ``U2``: the shares addressed to it.
+
+        Raises
+        ------
+        ProtocolStageError
+            If called at another stage.
+        SecAggAbort
+            If ``|U2| < t``.
+        """
+        self._expect(Stage.SHARE_KEYS)
+        u2 = frozenset(int(i) for i in outboxes)
+        self.survivors[Stage.SHARE_KEYS] = u2
+        self._check_quorum(Stage.SHARE_KEYS, u2)
+        deliveries: dict[int, list[EncryptedShare]] = {i: [] for i in u2}
+        for sender, messages in outboxes.items():
+            for message in messages:
+                if message.sender != sender:
+                    raise TamperedMessageError(f"user {sender} sent a share claiming to come from {message.sender}.")
+                self.view[Stage.SHARE_KEYS].append(message)
+                if message.recipient in deliveries:
+                    deliveries[message.recipient].append(message)
+        self.stage = Stage.MASKED_INPUT
+        return u2, deliveries
+
+    def collect_masked_inputs(self, inputs: Sequence[MaskedInput]) -> frozenset[int]:
+        """Stage 2: record ``U3``, the users whose ``y_i`` arrived in time.
+
+        Parameters
+        ----------
+        inputs : sequence of MaskedInput
+            What arrived.
+
+        Returns
+        -------
+        frozenset of int
+            ``U3``, to be sent to the users.
+
+        Raises
+        ------
+        ProtocolStageError
+            If called at another stage.
+        SecAggAbort
+            If ``|U3| < t``.
+        """
+        self._expect(Stage.MASKED_INPUT)
+        self.view[Stage.MASKED_INPUT].extend(inputs)
+        self.masked_inputs = {m.sender: m.vector for m in inputs}
+        u3 = frozenset(self.masked_inputs) & self.survivors[Stage.SHARE_KEYS]
+        self.survivors[Stage.MASKED_INPUT] = u3
+        self._check_quorum(Stage.MASKED_INPUT, u3)
+        self.stage = Stage.UNMASKING
+        return u3
+
+    def unmask(self, responses: Sequence[UnmaskingResponse]) -> np.ndarray:
+        """Stage 3: rebuild the seeds and return ``Σ_{i ∈ U3} x_i`` in ``Z_{2^32}``.
+
+        Parameters
+        ----------
+        responses : sequence of UnmaskingResponse
+            What arrived.
+
+        Returns
+        -------
+        ndarray of uint32, shape (d,)
+            The exact sum of the inputs of ``U3``.
+
+        Raises
+        ------
+        ProtocolStageError
+            If called at another stage.
+        SecAggAbort
+            If some secret the server needs has fewer than ``t`` shares among
+            the responses: the round outputs nothing.
+        """
+        self._expect(Stage.UNMASKING)
+        self.view[Stage.UNMASKING].extend(responses)
+        u4 = frozenset(r.sender for r in responses)
+        self.survivors[Stage.UNMASKING] = u4
+        u2, u3 = self.survivors[Stage.SHARE_KEYS], self.survivors[Stage.MASKED_INPUT]
+        dropped = sorted(u2 - u3)
+        d = self.config.vector_length
+        with self._clock("unmasking"):
+            key_shares = {j: {} for j in dropped}
+            seed_shares = {i: {} for i in u3}
+            for response in responses:
+                for j, share in response.mask_key_shares.items():
+                    if j in key_shares:
+                        key_shares[j][response.sender] = share
+                for i, share in response.self_mask_shares.items():
+                    if i in seed_shares:
+                        seed_shares[i][response.sender] = share
+            seeds = {i: self._rebuild(i, seed_shares[i], "self-mask seed b") for i in sorted(u3)}
+            mask_keys = {j: self._rebuild(j, key_shares[j], "mask key s^SK") for j in dropped}
+            total = np.sum(np.stack([self.masked_inputs[i] for i in sorted(u3)]), axis=0, dtype=np.uint32)
+            for i in sorted(u3):
+                total -= prg_words(seeds[i], d)
+            for j in dropped:
+                for i in self.config.graph.neighbors[j]:
+                    i = int(i)
+                    if i not in u3:
+                        continue
+                    seed = agree(mask_keys[j], self.public_keys[i].mask_key, _MASK)
+                    # y_i carries sign(i, j)·PRG(s_ij); take it off.
+                    if _pairwise_sign(i, j) > 0:
+                        total -= prg_words(seed, d)
+                    else:
+                        total += prg_words(seed, d)
+        self.rebuilt_seeds, self.rebuilt_mask_keys = seeds, mask_keys
+        self.stage = Stage.DONE
+        return total
+
+    def _rebuild(self, owner: int, shares: dict[int, int], what: str) -> bytes:
+        holders = self.config.holders(owner)
+        t = self.config.threshold
+        if len(shares) < t:
+            raise SecAggAbort(
+                f"the {what} of user {owner} has {len(shares)} shares among the responses, fewer than t={t}: the "
+                "round aborts and outputs nothing."
+            )
+        position = {int(j): r for r, j in enumerate(holders)}
+        senders = sorted(shares)[:t]
+        values = np.array([[shares[s]] for s in senders], dtype=object)
+        return _shamir(holders.size, t).reconstruct_bytes(values, [position[s] for s in senders], KEY_BYTES)[0]

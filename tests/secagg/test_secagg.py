@@ -1,0 +1,155 @@
+"""SecAgg parties (fedlib/secagg/_secagg.py) and what a curious server learns (fedlib/secagg/_leakage.py)."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+from fedlib.secagg import (
+    EncryptedShare,
+    MaskingGraph,
+    PrivacyViolationError,
+    ProtocolStageError,
+    SecAggConfig,
+    SecAggServer,
+    SecAggUser,
+    Stage,
+    TamperedMessageError,
+    harary_graph,
+    leaked_partial_sums,
+    prg_words,
+    secure_aggregate,
+    unmask_with_coalition,
+)
+
+
+def _parties(n=6, m=4, t=3, d=5, seed=0):
+    config = SecAggConfig(harary_graph(n, m, random_state=seed), threshold=t, vector_length=d)
+    x = np.random.default_rng(seed).integers(0, 2**32, size=(n, d), dtype=np.uint32)
+    users = [SecAggUser(i, x[i], config, random_state=seed + 1 + i) for i in range(n)]
+    return config, x, users, SecAggServer(config)
+
+
+def _until_shares(config, users, server):
+    bundles = server.collect_keys([u.advertise_keys() for u in users])
+    outboxes = {u.user_id: u.share_keys(bundles[u.user_id]) for u in users}
+    return server.route_shares(outboxes)
+
+
+def test_a_message_for_the_wrong_stage_raises():
+    _config, _x, users, server = _parties()
+    with pytest.raises(ProtocolStageError, match="ADVERTISE_KEYS"):
+        users[0].masked_input([], [])
+    with pytest.raises(ProtocolStageError):
+        server.route_shares({})
+    users[0].advertise_keys()
+    with pytest.raises(ProtocolStageError):
+        users[0].advertise_keys()
+
+
+def test_a_tampered_or_misaddressed_share_is_rejected():
+    config, _x, users, server = _parties()
+    u2, deliveries = _until_shares(config, users, server)
+    victim = deliveries[0][0]
+    flipped = bytearray(victim.ciphertext)
+    flipped[-1] ^= 0x80
+    with pytest.raises(TamperedMessageError, match="authentication"):
+        users[0].masked_input(u2, [EncryptedShare(victim.sender, victim.recipient, bytes(flipped))])
+    misrouted = deliveries[1][0]
+    with pytest.raises(TamperedMessageError, match="addressed to user 1"):
+        users[2].masked_input(u2, [misrouted])
+    # Relabelled as addressed to user 2: the key and the nonce are the pair's, so GCM refuses it.
+    with pytest.raises(TamperedMessageError):
+        users[2].masked_input(u2, [EncryptedShare(misrouted.sender, 2, misrouted.ciphertext)])
+
+
+def test_an_honest_user_reveals_one_secret_per_peer_and_answers_once():
+    config, _x, users, server = _parties()
+    u2, deliveries = _until_shares(config, users, server)
+    masked = [u.masked_input(u2, deliveries[u.user_id]) for u in users]
+    u3 = server.collect_masked_inputs(masked[1:])  # user 0 dropped
+    response = users[1].unmask(u3)
+    assert not set(response.mask_key_shares) & set(response.self_mask_shares)
+    assert set(response.mask_key_shares) <= {0} and set(response.self_mask_shares) <= set(u3)
+    with pytest.raises(ProtocolStageError, match="DONE"):  # a second request: asking now for s^SK of survivors
+        users[1].unmask({0})
+    with pytest.raises(PrivacyViolationError, match="never sent shares"):
+        users[2].unmask(set(u3) | {99})
+
+
+def test_a_late_input_stays_masked_by_its_self_mask():
+    """User 3's y arrives after the server asked for its mask key: pairwise masks come off, PRG(b_3) stays."""
+    config = SecAggConfig(harary_graph(8, 4, random_state=1), threshold=3, vector_length=4096)
+    x = np.zeros((8, 4096), dtype=np.uint32)
+    result = secure_aggregate(x, config, late=[3], random_state=1)
+    assert 3 in result.server.rebuilt_mask_keys and 3 not in result.server.rebuilt_seeds
+    assert not any(3 in r.self_mask_shares for r in result.server.view[Stage.UNMASKING])
+    with pytest.raises(ValueError, match="fewer than t=3"):  # the server alone cannot get b_3
+        unmask_with_coalition(3, [], result.server, late_inputs=result.late_inputs)
+    # What is left after removing the pairwise masks is x_3 + PRG(b_3): uniform-looking, not x_3 = 0.
+    b3 = result.users[3].corrupt().self_mask_seed
+    y3 = result.late_inputs[0].vector
+    pairwise_free = y3 - prg_words(b3, 4096)
+    assert np.count_nonzero(y3) > 4000 and np.count_nonzero(pairwise_free) > 4000
+
+
+def test_t_share_holders_and_the_server_unmask_a_user_and_t_minus_one_cannot(global_random_seed):
+    n, m, t, d = 10, 6, 4, 64
+    config = SecAggConfig(harary_graph(n, m, random_state=global_random_seed), threshold=t, vector_length=d)
+    x = np.random.default_rng(global_random_seed).integers(0, 2**32, size=(n, d), dtype=np.uint32)
+    result = secure_aggregate(x, config, random_state=global_random_seed)
+    target = 0
+    holders = config.holders(target)
+    views = [result.users[int(j)].corrupt() for j in holders]
+    assert np.array_equal(unmask_with_coalition(target, views[:t], result.server), x[target])
+    with pytest.raises(ValueError, match=f"fewer than t={t}"):
+        unmask_with_coalition(target, views[: t - 1], result.server)
+    # Non-holders' shares are no help, however many.
+    outsiders = [result.users[i].corrupt() for i in range(n) if i != target and i not in holders]
+    with pytest.raises(ValueError):
+        unmask_with_coalition(target, views[: t - 1] + outsiders, result.server)
+
+
+def test_liu_et_al_figure_3_partial_sums():
+    """H(8, 3) in order; (b) u2, u4, u6 drop and u8 is unlearned; (c) u4, u6 drop, u8 unlearned, u2 colludes.
+    Either way the server learns x1 + x5 and x3 + x7 (ids 0, 4 and 2, 6), not only their total."""
+    graph = harary_graph(8, 3, shuffle=False)
+    rng = np.random.default_rng(0)
+    x = rng.integers(0, 2**32, size=(8, 16), dtype=np.uint32)
+    expected = [([0, 4], x[0] + x[4]), ([2, 6], x[2] + x[6])]
+
+    # Shares go to the whole cluster, as Liu et al. describe: with shares only along the 3 edges, u1 would keep
+    # one live holder and the round would abort instead of leaking.
+    config = SecAggConfig(graph, threshold=3, vector_length=16, share_holders="all")
+    b = secure_aggregate(x, config, dropouts={Stage.ADVERTISE_KEYS: [7], Stage.MASKED_INPUT: [1, 3, 5]}, random_state=0)
+    leaked = leaked_partial_sums(b.server)
+    assert [(m.tolist(), s.tolist()) for m, s in leaked] == [(m, s.tolist()) for m, s in expected]
+
+    c = secure_aggregate(x, config, dropouts={Stage.ADVERTISE_KEYS: [7], Stage.MASKED_INPUT: [3, 5]}, random_state=0)
+    assert len(leaked_partial_sums(c.server)) == 1  # u2 honest: the graph holds together
+    leaked = leaked_partial_sums(c.server, [c.users[1].corrupt()])
+    assert [(m.tolist(), s.tolist()) for m, s in leaked] == [(m, s.tolist()) for m, s in expected]
+
+
+def test_a_connected_graph_leaks_only_the_total(global_random_seed):
+    config = SecAggConfig(harary_graph(12, 6, random_state=global_random_seed), threshold=4, vector_length=8)
+    x = np.random.default_rng(global_random_seed).integers(0, 2**32, size=(12, 8), dtype=np.uint32)
+    result = secure_aggregate(x, config, dropouts={"masked_input": [0]}, random_state=global_random_seed)
+    ((members, total),) = leaked_partial_sums(result.server)
+    assert members.tolist() == list(range(1, 12)) and np.array_equal(total, result.total)
+
+
+def test_configuration_refuses_settings_without_privacy_or_recovery():
+    ring = harary_graph(8, 2, random_state=0)
+    with pytest.raises(ValueError, match="exceeds the 2 share holders"):
+        SecAggConfig(ring, threshold=3, vector_length=1)
+    with pytest.raises(ValueError, match="at most half"):
+        SecAggConfig(MaskingGraph.complete(9), threshold=4, vector_length=1, server_model="malicious")
+    assert SecAggConfig(MaskingGraph.complete(9), threshold=4, vector_length=1).threshold == 4
+    with pytest.raises(ValueError, match="no privacy"):
+        SecAggConfig(MaskingGraph.complete(9), threshold=1, vector_length=1)
+    with pytest.raises(ValueError, match="server_model"):
+        SecAggConfig(ring, threshold=2, vector_length=1, server_model="honest")
+    with pytest.raises(ValueError, match="share_holders"):
+        SecAggConfig(ring, threshold=2, vector_length=1, share_holders="some")
+    assert SecAggConfig(ring, threshold=5, vector_length=1, share_holders="all").holders(0).size == 7
