@@ -34,6 +34,7 @@ KEY_BYTES = 32
 """Length of every key, seed and public key (X25519, AES-256, PRG seeds)."""
 
 _NONCE = bytes(16)
+_ZEROS = b""
 
 
 class TamperedMessageError(ValueError):
@@ -197,9 +198,12 @@ def prg_words(seed: bytes, n_words: int) -> np.ndarray:
     if len(seed) != KEY_BYTES:
         raise ValueError(f"a PRG seed has {KEY_BYTES} bytes, got {len(seed)}.")
     n_words = check_scalar(n_words, "n_words", "int", min_val=0)
+    global _ZEROS
+    if len(_ZEROS) < 4 * n_words:
+        _ZEROS = bytes(4 * n_words)  # the plaintext of the keystream, allocated once
     buffer = bytearray(4 * n_words)
     encryptor = Cipher(algorithms.AES(seed), modes.CTR(_NONCE)).encryptor()
-    encryptor.update_into(bytes(4 * n_words), buffer)
+    encryptor.update_into(memoryview(_ZEROS)[: 4 * n_words], buffer)
     return np.frombuffer(buffer, dtype=np.uint32)
 
 

@@ -112,7 +112,8 @@ class FixedPoint:
         Parameters
         ----------
         x : array-like of float
-            Values, any shape.
+            Values, any shape. A float32 array is encoded in float32 (exact:
+            the scale is a power of two), clipped at ``float32(B)``.
 
         Returns
         -------
@@ -124,11 +125,16 @@ class FixedPoint:
         ValueError
             If ``x`` holds NaN or infinities.
         """
-        x = np.asarray(x, dtype=np.float64)
+        x = np.asarray(x)
+        # float32 stays float32: scaling by 2^f and rounding are exact in it (the bound is then float32(B)).
+        x = x if x.dtype == np.float32 else x.astype(np.float64)
         if not np.all(np.isfinite(x)):
             raise ValueError("cannot encode NaN or infinite values into Z_2^32.")
-        scaled = np.rint(np.clip(x, -self.clip, self.clip) * self.scale).astype(np.int64)
-        return scaled.astype(np.uint32)  # two's complement: -1 becomes 2^32 - 1
+        scaled = np.clip(x, x.dtype.type(-self.clip), x.dtype.type(self.clip))
+        scaled *= self.scale
+        np.rint(scaled, out=scaled)
+        # |scaled| <= B·2^f < 2^31: int32 holds it, and its bits are the two's complement in Z_2^32.
+        return scaled.astype(np.int32).view(np.uint32)
 
     def decode_sum(self, total) -> np.ndarray:
         """The float sum of the rounded inputs whose encodings add up to ``total`` in ``Z_{2^32}``.

@@ -39,6 +39,7 @@ from dataclasses import dataclass, field
 from functools import lru_cache
 
 import numpy as np
+from scipy.sparse import csr_array
 
 from fedlib._typing import SeedLike
 from fedlib._validation import check_random_state, check_scalar
@@ -194,6 +195,50 @@ class SecAggConfig:
             Sorted user ids.
         """
         return self._holders[user]
+
+    def holder_matrix(self):
+        """The sparse ``n × n`` 0/1 matrix ``H[i, j] = 1`` iff ``j`` holds shares of ``i``'s secrets.
+
+        Returns
+        -------
+        scipy.sparse.csr_array of int32
+            One row per owner.
+        """
+        rows = np.repeat(np.arange(self.n_users), [h.size for h in self._holders])
+        cols = np.concatenate(self._holders)
+        return csr_array((np.ones(rows.size, dtype=np.int32), (rows, cols)), shape=(self.n_users, self.n_users))
+
+    def completes_without(self, dropped) -> np.ndarray:
+        """Whether a round completes when the users in ``dropped`` go silent before masking, for many patterns.
+
+        With every other user answering every stage, the server needs ``t``
+        live holders for the self-mask seed of each survivor and for the mask
+        key of each dropped user, and ``t`` survivors.
+
+        Parameters
+        ----------
+        dropped : array-like of bool, shape (n,) or (n_patterns, n)
+            Dropout patterns (True: dropped).
+
+        Returns
+        -------
+        bool or ndarray of bool
+            Per pattern, whether the round outputs the sum (False: it aborts).
+
+        Raises
+        ------
+        ValueError
+            If a pattern does not have one entry per user.
+        """
+        D = np.asarray(dropped, dtype=bool)
+        single = D.ndim == 1
+        D = np.atleast_2d(D)
+        if D.shape[1] != self.n_users:
+            raise ValueError(f"dropout patterns need {self.n_users} columns, got {D.shape[1]}.")
+        alive = (~D).astype(np.int32)
+        live_holders = (self.holder_matrix() @ alive.T).T  # (n_patterns, n): live holders of each owner
+        ok = np.all(live_holders >= self.threshold, axis=1) & (alive.sum(axis=1) >= self.threshold)
+        return bool(ok[0]) if single else ok
 
     def context(self, stage: Stage) -> bytes:
         """Associated data of a sealed message: protocol, round and stage.

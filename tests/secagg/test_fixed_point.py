@@ -44,3 +44,9 @@ def test_bad_inputs_raise():
         FixedPoint(clip=0.0, frac_bits=4, max_summands=2)
     with pytest.raises(TypeError):
         FixedPoint(clip=1.0, frac_bits=4.0, max_summands=2)
+
+
+@given(arrays(np.float32, st.integers(1, 50), elements=st.floats(-2, 2, width=32)))
+def test_float32_inputs_encode_like_their_float64_values(x):
+    fp = FixedPoint.for_summands(100, 1.0)  # B = 1 is exact in float32
+    assert np.array_equal(fp.encode(x), fp.encode(x.astype(np.float64)))

@@ -127,3 +127,22 @@ def test_inputs_and_dropouts_are_validated():
         secure_aggregate(np.zeros((6, 2), dtype=np.uint32), config, dropouts={"masked_input": [6]})
     with pytest.raises(ValueError, match="uint32"):
         secure_aggregate(np.zeros((6, 2), dtype=np.int64), config)
+
+
+@given(rounds())
+def test_completes_without_predicts_the_round(case):
+    config, _, _, x, seed = case
+    rng = np.random.default_rng(seed)
+    dropped = rng.random(config.n_users) < 0.3
+    completes = config.completes_without(dropped)
+    assert completes == (
+        _expected_outcome(config, {Stage.MASKED_INPUT: set(np.flatnonzero(dropped))}, set()) is not None
+    )
+    if completes:
+        result = secure_aggregate(x, config, dropouts={Stage.MASKED_INPUT: np.flatnonzero(dropped)}, random_state=seed)
+        assert np.array_equal(result.total, x[~dropped].sum(axis=0, dtype=np.uint32))
+    else:
+        with pytest.raises(SecAggAbort):
+            secure_aggregate(x, config, dropouts={Stage.MASKED_INPUT: np.flatnonzero(dropped)}, random_state=seed)
+    many = config.completes_without(np.stack([dropped, np.zeros_like(dropped)]))
+    assert many.tolist() == [completes, True]
