@@ -129,3 +129,71 @@ def client_heatmap(ax: Axes, counts, *, title: str | None = None) -> Axes:
     if title:
         ax.set_title(title)
     return ax
+
+
+#: Colours of the user roles in masking-graph drawings.
+ROLE_COLORS = {
+    "honest": PALETTE[0],
+    "dropped": PALETTE[7],
+    "unlearned": PALETTE[2],
+    "adversarial": PALETTE[3],
+}
+
+
+def masking_graph(
+    ax: Axes, graph, *, roles: dict[int, str] | None = None, labels=None, title: str | None = None, legend: bool = True
+):
+    """Draw a masking graph with its users on a circle, coloured by role (Liu et al. 2025, Figs. 2-3).
+
+    Edges touching a user who is not honest are dashed and faint: their
+    masks are gone (dropped, unlearned) or known to the server (adversarial).
+
+    Parameters
+    ----------
+    ax : matplotlib Axes
+        Where to draw.
+    graph : fedlib.secagg.MaskingGraph
+        Anything with ``neighbors`` (one array of neighbour ids per user).
+    roles : dict of int to str, optional
+        ``"dropped"``, ``"unlearned"`` or ``"adversarial"`` per user; others are ``"honest"``.
+    labels : sequence of str, optional
+        User labels; by default ``u1, u2, ...``.
+    title : str, optional
+        Axes title.
+    legend : bool, default=True
+        Draw a legend of the roles present under the graph (a figure with
+        several panels draws one legend for all, from :data:`ROLE_COLORS`).
+
+    Returns
+    -------
+    matplotlib Axes
+        ``ax``.
+    """
+    roles = roles or {}
+    n = len(graph.neighbors)
+    labels = labels if labels is not None else [f"u{i + 1}" for i in range(n)]
+    angle = np.pi / 2 - 2 * np.pi * np.arange(n) / n
+    xy = np.column_stack([np.cos(angle), np.sin(angle)])
+    for i, neighbours in enumerate(graph.neighbors):
+        for j in neighbours:
+            j = int(j)
+            if j <= i:
+                continue
+            cut = roles.get(i, "honest") != "honest" or roles.get(j, "honest") != "honest"
+            ax.plot(*xy[[i, j]].T, color="0.75" if cut else "0.3", ls="--" if cut else "-", lw=1.0, zorder=1)
+    for i in range(n):
+        role = roles.get(i, "honest")
+        ax.scatter(*xy[i], s=500, color=ROLE_COLORS[role], edgecolors="black", linewidths=0.6, zorder=2)
+        ax.annotate(labels[i], xy[i], ha="center", va="center", fontsize=9, color="white", weight="bold", zorder=3)
+    if legend:
+        used = sorted({roles.get(i, "honest") for i in range(n)}, key=list(ROLE_COLORS).index)
+        for role in used:
+            ax.scatter([], [], s=60, color=ROLE_COLORS[role], edgecolors="black", linewidths=0.6, label=role)
+        ax.legend(loc="upper center", bbox_to_anchor=(0.5, 0.0), ncol=len(used), fontsize=8, handletextpad=0.2)
+    ax.set_aspect("equal")
+    ax.set_xlim(-1.3, 1.3)
+    ax.set_ylim(-1.3, 1.3)
+    ax.axis("off")
+    if title:
+        ax.set_title(title)
+    return ax

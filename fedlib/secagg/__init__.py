@@ -25,7 +25,7 @@ from fedlib.secagg._crypto import (
 from fedlib.secagg._fixed_point import FixedPoint, RingOverflowError
 from fedlib.secagg._graph import MaskingGraph, harary_graph
 from fedlib.secagg._lcc import share_all, share_every_index, share_points, split_segments
-from fedlib.secagg._leakage import leaked_partial_sums, unmask_with_coalition
+from fedlib.secagg._leakage import leaked_partial_sums, strip_pairwise_masks, unmask_with_coalition
 from fedlib.secagg._masks import zero_sum_masks
 from fedlib.secagg._overflow import SECFC_PRIME, check_scale, distance_bound, max_safe_scale
 from fedlib.secagg._scma import (
@@ -104,6 +104,7 @@ __all__ = [
     "share_every_index",
     "share_points",
     "split_segments",
+    "strip_pairwise_masks",
     "unmask_with_coalition",
     "zero_sum_masks",
 ]

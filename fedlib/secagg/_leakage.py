@@ -54,6 +54,57 @@ def _pooled_secret(server: SecAggServer, coalition: Sequence[CorruptedUserView],
     return _shamir(holders.size, t).reconstruct_bytes(values, [position[s] for s in senders])[0]
 
 
+def strip_pairwise_masks(
+    target: int, server: SecAggServer, *, mask_key: bytes | None = None, late_inputs=()
+) -> np.ndarray:
+    """``y_target`` without its pairwise masks: ``x_target + PRG(b_target)``.
+
+    The server can compute this alone for a user it treated as dropped (it
+    rebuilt that user's ``s^SK``): if the user's masked input arrives late,
+    the self mask ``PRG(b_target)`` is all that still hides ``x_target``
+    (Bonawitz et al. 2017, the reason for double masking).
+
+    Parameters
+    ----------
+    target : int
+        The user.
+    server : SecAggServer
+        The server after a completed round.
+    mask_key : bytes, optional
+        ``s_target^SK``; by default the one the server rebuilt.
+    late_inputs : sequence of MaskedInput, default=()
+        Masked inputs that arrived late (:attr:`SecAggResult.late_inputs`).
+
+    Returns
+    -------
+    ndarray of uint32
+        ``x_target + PRG(b_target)`` in ``Z_{2^32}``.
+
+    Raises
+    ------
+    ValueError
+        If the server has no masked input of ``target``, or no mask key for it.
+    """
+    target = int(target)
+    y = _masked_input(server, target, late_inputs).copy()
+    if mask_key is None:
+        if target not in server.rebuilt_mask_keys:
+            raise ValueError(f"the server did not rebuild the mask key of user {target}: it survived the round.")
+        mask_key = server.rebuilt_mask_keys[target]
+    d = server.config.vector_length
+    u2 = server.survivors[Stage.SHARE_KEYS]
+    for j in server.config.graph.neighbors[target]:
+        j = int(j)
+        if j not in u2:
+            continue
+        pairwise = prg_words(agree(mask_key, server.public_keys[j].mask_key, _MASK), d)
+        if _pairwise_sign(target, j) > 0:
+            y -= pairwise
+        else:
+            y += pairwise
+    return y
+
+
 def unmask_with_coalition(
     target: int, coalition: Sequence[CorruptedUserView], server: SecAggServer, *, late_inputs=()
 ) -> np.ndarray:
@@ -87,22 +138,11 @@ def unmask_with_coalition(
         coalition learns nothing about ``x_target``.
     """
     target = int(target)
-    y = _masked_input(server, target, late_inputs).copy()
+    _masked_input(server, target, late_inputs)
     mask_key = _pooled_secret(server, coalition, target, 0)
     seed = _pooled_secret(server, coalition, target, 1)
-    d = server.config.vector_length
-    y -= prg_words(seed, d)
-    u2 = server.survivors[Stage.SHARE_KEYS]
-    for j in server.config.graph.neighbors[target]:
-        j = int(j)
-        if j not in u2:
-            continue
-        pairwise = prg_words(agree(mask_key, server.public_keys[j].mask_key, _MASK), d)
-        if _pairwise_sign(target, j) > 0:
-            y -= pairwise
-        else:
-            y += pairwise
-    return y
+    y = strip_pairwise_masks(target, server, mask_key=mask_key, late_inputs=late_inputs)
+    return y - prg_words(seed, server.config.vector_length)
 
 
 def leaked_partial_sums(

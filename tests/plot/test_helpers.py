@@ -8,7 +8,16 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from fedlib.plot import PALETTE, client_heatmap, cluster_size_bars, ours_beside_paper, projection_scatter
+from fedlib.plot import (
+    PALETTE,
+    ROLE_COLORS,
+    client_heatmap,
+    cluster_size_bars,
+    masking_graph,
+    ours_beside_paper,
+    projection_scatter,
+)
+from fedlib.secagg import harary_graph
 
 
 @pytest.fixture
@@ -78,3 +87,13 @@ def test_client_heatmap_shows_clusters_by_clients(ax):
     client_heatmap(ax, counts, title="who holds what")
     np.testing.assert_array_equal(ax.images[0].get_array(), counts.T)
     assert ax.get_title() == "who holds what" and ax.get_xlabel() == "client"
+
+
+def test_masking_graph_draws_every_edge_once_and_colours_roles(ax):
+    graph = harary_graph(8, 3, shuffle=False)
+    masking_graph(ax, graph, roles={1: "dropped", 7: "unlearned"})
+    edges = [line for line in ax.get_lines() if len(line.get_xdata()) == 2]
+    assert len(edges) == graph.n_edges == 12
+    assert sum(line.get_linestyle() == "--" for line in edges) == 6  # the 3 + 3 edges of u2 and u8
+    labels = [t.get_text() for t in ax.get_legend().get_texts()]
+    assert labels == ["honest", "dropped", "unlearned"] and set(labels) <= set(ROLE_COLORS)

@@ -19,6 +19,7 @@ from fedlib.secagg import (
     leaked_partial_sums,
     prg_words,
     secure_aggregate,
+    strip_pairwise_masks,
     unmask_with_coalition,
 )
 
@@ -86,11 +87,14 @@ def test_a_late_input_stays_masked_by_its_self_mask():
     assert not any(3 in r.self_mask_shares for r in result.server.view[Stage.UNMASKING])
     with pytest.raises(ValueError, match="fewer than t=3"):  # the server alone cannot get b_3
         unmask_with_coalition(3, [], result.server, late_inputs=result.late_inputs)
-    # What is left after removing the pairwise masks is x_3 + PRG(b_3): uniform-looking, not x_3 = 0.
+    # What the server can strip alone leaves x_3 + PRG(b_3): uniform-looking, not x_3 = 0 ...
+    left = strip_pairwise_masks(3, result.server, late_inputs=result.late_inputs)
+    assert np.count_nonzero(left) > 4000
+    # ... and it is exactly that: with b_3 (which no honest user revealed) x_3 = 0 comes out.
     b3 = result.users[3].corrupt().self_mask_seed
-    y3 = result.late_inputs[0].vector
-    pairwise_free = y3 - prg_words(b3, 4096)
-    assert np.count_nonzero(y3) > 4000 and np.count_nonzero(pairwise_free) > 4000
+    assert not np.any(left - prg_words(b3, 4096))
+    with pytest.raises(ValueError, match="survived"):
+        strip_pairwise_masks(0, result.server)
 
 
 def test_t_share_holders_and_the_server_unmask_a_user_and_t_minus_one_cannot(global_random_seed):
