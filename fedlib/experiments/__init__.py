@@ -3,6 +3,8 @@
 - :mod:`fedlib.experiments.foundations`: the book's datasets, K-means++ seeding quality, server weights.
 - :mod:`fedlib.experiments.mufc`: MUFC's datasets, Tables 1-2 trials, removal sequences and sweeps.
 - :mod:`fedlib.experiments.secfc`: SecFC's Tables 1-3, exactness runs, float-vs-quantized drift, timing sweeps.
+- :mod:`fedlib.experiments.secagg_fu`: Liu et al.'s ParGen figures, errata and Monte Carlo; its ``protocol``
+  module runs SecAgg+ inside a cluster (Fig. 3, thresholds, coalitions, dropouts, cost against k and N).
 - :func:`verdict`: the one rule by which every chapter compares its mean ± std with a paper's.
 
 Drivers import only public names of the library.

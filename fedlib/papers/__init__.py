@@ -2,6 +2,8 @@
 
 - :mod:`fedlib.papers.mufc`: MUFC's Tables 1 and 2, speed-ups, its dataset table and client counts.
 - :mod:`fedlib.papers.secfc`: SecFC's Tables 1-3, experimental settings and timing claim.
+- :mod:`fedlib.papers.secagg_fu`: Liu et al. (TDSC 2025): the ParGen worked example, Remark 6, the settings of
+  Figs. 4-5 and the claims made about them, and the experimental set-up.
 - :mod:`fedlib.papers.datasets`: shapes of the public datasets, for labelled stand-ins.
 
 This package imports nothing else from fedlib but :class:`DatasetSpec`: every layer may use it.

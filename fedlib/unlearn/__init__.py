@@ -5,11 +5,41 @@
   ``remove`` both return a :class:`RemovalReport`.
 - :func:`audit_seeding_unlearning`: a chi-square test that exact unlearning passes and
   tempting shortcuts fail.
+- :func:`pargen` (Liu et al. 2025, Alg. 2), printed and corrected, with the lemma functions
+  (:func:`f1_shamir_security`, :func:`f2_shamir_correctness`, :func:`f3_connectivity`), the exact
+  probabilities of Requirements 1, 2 and 4, the exact unlearning capacity, Monte Carlo of
+  Requirements 1-4 over random clusterings (:func:`assign_clusters`, Alg. 1) and the retraining costs
+  of Remark 1.
 """
 
 from fedlib.unlearn._audit import AuditResult, audit_seeding_unlearning, shortcut_unlearn_kmeans_plusplus
 from fedlib.unlearn._dckm import DCKMeans
 from fedlib.unlearn._mufc import MUFC
+from fedlib.unlearn._pargen import (
+    InfeasibleParameters,
+    ParGenResult,
+    RequirementRisk,
+    assign_clusters,
+    balanced_cluster_sizes,
+    balanced_threshold_rate,
+    expected_retrained_batch,
+    expected_retrained_sequential,
+    f1_shamir_security,
+    f2_shamir_correctness,
+    f3_connectivity,
+    f_batch_capacity,
+    harary_connected,
+    harary_degree,
+    overflow_probability,
+    pargen,
+    r4_failure_probability,
+    requirement_failure_probabilities,
+    simulate_requirements,
+    simulate_retraining,
+    tau_batch_printed,
+    tau_sequential_printed,
+    unlearning_capacity_exact,
+)
 from fedlib.unlearn._report import RemovalReport
 from fedlib.unlearn._seeding import SeedingUnlearning, unlearn_kmeans_plusplus
 
@@ -17,9 +47,32 @@ __all__ = [
     "MUFC",
     "AuditResult",
     "DCKMeans",
+    "InfeasibleParameters",
+    "ParGenResult",
     "RemovalReport",
+    "RequirementRisk",
     "SeedingUnlearning",
+    "assign_clusters",
     "audit_seeding_unlearning",
+    "balanced_cluster_sizes",
+    "balanced_threshold_rate",
+    "expected_retrained_batch",
+    "expected_retrained_sequential",
+    "f1_shamir_security",
+    "f2_shamir_correctness",
+    "f3_connectivity",
+    "f_batch_capacity",
+    "harary_connected",
+    "harary_degree",
+    "overflow_probability",
+    "pargen",
+    "r4_failure_probability",
+    "requirement_failure_probabilities",
     "shortcut_unlearn_kmeans_plusplus",
+    "simulate_requirements",
+    "simulate_retraining",
+    "tau_batch_printed",
+    "tau_sequential_printed",
     "unlearn_kmeans_plusplus",
+    "unlearning_capacity_exact",
 ]
