@@ -5,7 +5,7 @@
   masking, the protocol as :class:`Stage` s of :class:`SecAggUser` and :class:`SecAggServer`,
   driven by :func:`secure_aggregate`; :class:`FixedPoint` encodes floats into ``Z_{2^32}``;
   what a curious server learns with a coalition or a disconnected graph (:func:`unmask_with_coalition`,
-  :func:`leaked_partial_sums`).
+  :func:`leaked_partial_sums`); :class:`SecureAggregator` sums float model updates, one fresh round per call.
 
 - SCMA, secure compressed multiset aggregation (MUFC Alg. 2), with zero-sum masks.
 - Lagrange coded sharing of data points (SecFC Phase 1, and its membership-private variant).
@@ -13,6 +13,7 @@
   oracle, its field :data:`SECFC_PRIME` and the overflow bound of its scale (SecFC App. A).
 """
 
+from fedlib.secagg._aggregator import SecureAggregator, SecureSum
 from fedlib.secagg._crypto import (
     TamperedMessageError,
     agree,
@@ -78,6 +79,8 @@ __all__ = [
     "SecAggServer",
     "SecAggUser",
     "SecFC",
+    "SecureAggregator",
+    "SecureSum",
     "Stage",
     "TamperedMessageError",
     "UnmaskingResponse",

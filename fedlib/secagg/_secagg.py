@@ -32,6 +32,7 @@ the server has asked for ``s_j^SK``, the pairwise masks come off but
 from __future__ import annotations
 
 import enum
+import math
 import time
 from collections.abc import Collection, Mapping, Sequence
 from contextlib import contextmanager
@@ -55,7 +56,7 @@ from fedlib.secagg._crypto import (
     random_bytes,
     seal,
 )
-from fedlib.secagg._graph import MaskingGraph
+from fedlib.secagg._graph import MaskingGraph, harary_graph
 
 SHARE_BYTES = (MERSENNE_521.bit_length() + 7) // 8
 """Bytes of one Shamir share over GF(2^521 − 1)."""
@@ -175,6 +176,66 @@ class SecAggConfig:
             )
         for name, value in (("threshold", t), ("vector_length", d), ("round_id", round_id), ("_holders", holders)):
             object.__setattr__(self, name, value)
+
+    @classmethod
+    def for_cluster(
+        cls,
+        cluster_size: int,
+        *,
+        degree: int | None,
+        threshold_rate: float,
+        vector_length: int,
+        share_holders: str = "neighbors",
+        round_id: int = 0,
+        random_state: SeedLike = None,
+    ) -> SecAggConfig:
+        """The configuration of one cluster of Liu et al. (2025): Harary degree ``m`` and ``t = ⌈ξ·h⌉``.
+
+        ``h`` is what a threshold rate ``ξ`` applies to: the ``m`` neighbours
+        holding a user's shares in SecAgg+, or the cluster size ``k`` when
+        shares go to the ``k − 1`` other users (Liu et al.'s "t-out-of-k within
+        each cluster", ``t = ⌈ξk⌉``). ``t`` is at least 2 and at most the
+        number of holders.
+
+        Parameters
+        ----------
+        cluster_size : int
+            ``k``.
+        degree : int or None
+            ``m``; ``None`` or ``>= k − 1`` gives the complete graph (SecAgg).
+            An odd ``m`` on an odd ``k`` (no such regular graph) is rounded up.
+        threshold_rate : float
+            ``ξ`` in ``(0, 1]``.
+        vector_length : int
+            ``d``.
+        share_holders : {"neighbors", "all"}, default="neighbors"
+            Who holds a user's shares.
+        round_id : int, default=0
+            Bound into sealed shares.
+        random_state : int, numpy.random.Generator or None, default=None
+            Seats the users on the Harary circle.
+
+        Returns
+        -------
+        SecAggConfig
+            The configuration.
+
+        Raises
+        ------
+        ValueError
+            If the cluster is too small for any private setting (``k < 3``).
+        """
+        k = check_scalar(cluster_size, "cluster_size (k)", "int", min_val=1)
+        rate = check_scalar(threshold_rate, "threshold_rate (ξ)", "real", min_val=0.0, max_val=1.0, include_min=False)
+        if degree is None or degree >= k - 1:
+            graph = MaskingGraph.complete(k)
+        else:
+            m = int(degree) + (int(degree) % 2 and k % 2)
+            graph = harary_graph(k, m, random_state=random_state)
+        holders = k - 1 if share_holders == "all" else graph.degree
+        base = k if share_holders == "all" else holders
+        t = int(min(max(math.ceil(rate * base - 1e-9), 2), max(holders, 1)))
+        return cls(graph, threshold=t, vector_length=vector_length, share_holders=share_holders, round_id=round_id)
 
     @property
     def n_users(self) -> int:

@@ -246,54 +246,22 @@ def late_input_demo(*, n_users: int = 8, vector_length: int = 10_000, random_sta
     }
 
 
-def _threshold(rate: float, holders: int) -> int:
-    """``t = ⌈ξ·holders⌉``, at least 2 (a threshold of 1 gives no privacy) and at most ``holders``."""
-    return int(min(max(math.ceil(rate * holders - 1e-9), 2), holders))
-
-
-def secagg_config(
-    cluster_size: int,
-    *,
-    degree: int | None,
-    threshold_rate: float,
-    vector_length: int,
-    share_holders: str = "neighbors",
-    random_state: SeedLike = None,
-) -> SecAggConfig:
-    """The SecAgg(+) configuration of one cluster: Harary degree ``m`` (None: complete graph), ``t = ⌈ξ·h⌉``.
-
-    ``h`` is the number of share holders of a user: its ``m`` neighbours, or the ``k − 1`` other users
-    (``share_holders="all"``, Liu et al.'s t-out-of-k within the cluster, where ``t = ⌈ξk⌉``).
+def secagg_config(cluster_size: int, **kwargs) -> SecAggConfig:
+    """:meth:`fedlib.secagg.SecAggConfig.for_cluster`, the configuration of one cluster.
 
     Parameters
     ----------
     cluster_size : int
         ``k``.
-    degree : int or None
-        ``m``; ``None`` or ``>= k - 1`` is the complete graph (SecAgg).
-    threshold_rate : float
-        ``ξ``.
-    vector_length : int
-        ``d``.
-    share_holders : {"neighbors", "all"}, default="neighbors"
-        Who holds a user's shares.
-    random_state : int, numpy.random.Generator or None, default=None
-        Seats users on the Harary circle.
+    **kwargs
+        ``degree``, ``threshold_rate``, ``vector_length``, ``share_holders``, ``random_state``.
 
     Returns
     -------
     SecAggConfig
-        Ready for :func:`fedlib.secagg.secure_aggregate`.
+        The configuration.
     """
-    k = int(cluster_size)
-    if degree is None or degree >= k - 1:
-        graph = MaskingGraph.complete(k)
-    else:
-        m = int(degree) + (int(degree) % 2 and k % 2)  # odd degree on odd k: no regular graph, round up
-        graph = harary_graph(k, m, random_state=random_state)
-    holders = k - 1 if share_holders == "all" else graph.degree
-    t = _threshold(threshold_rate, k if share_holders == "all" else holders)
-    return SecAggConfig(graph, threshold=min(t, holders), vector_length=vector_length, share_holders=share_holders)
+    return SecAggConfig.for_cluster(cluster_size, **kwargs)
 
 
 def dropout_abort_rates(
