@@ -25,6 +25,7 @@ PACKAGES = (
     "fedlib.cluster",
     "fedlib.field",
     "fedlib.secagg",
+    "fedlib.learn",
     "fedlib.unlearn",
     "fedlib.data",
     "fedlib.privacy",
