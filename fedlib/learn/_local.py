@@ -2,13 +2,15 @@
 
 Every client starts from the same global parameters and runs ``epochs`` passes
 of SGD over its own data in its own random order (FedAvg's ClientUpdate,
-McMahan et al. 2017, Alg. 1). When all clients hold the same number of
-examples, as in the IID splits of Liu et al. (TDSC 2025), one call of
-``vmap(grad(loss))`` steps all of them together; otherwise they are trained one
-after another with the same arithmetic.
+McMahan et al. 2017, Alg. 1). Clients train one after another with plain
+autograd; with ``vectorise=True`` and equally many examples per client, as in
+the IID splits of Liu et al. (TDSC 2025), one call of ``vmap(grad(loss))``
+steps all of them together instead.
 """
 
 from __future__ import annotations
+
+import copy
 
 import numpy as np
 import torch
@@ -42,6 +44,7 @@ def train_clients(
     epochs: int = 1,
     batch_size: int = 32,
     lr: float = 0.05,
+    vectorise: bool = False,
     random_state: SeedLike = None,
 ) -> np.ndarray:
     """Train every client from ``start`` on its own data and return the updates ``θ_i − start``.
@@ -62,6 +65,11 @@ def train_clients(
         Mini-batch size; the last batch of an epoch may be smaller.
     lr : float, default=0.05
         SGD step size (no momentum, no weight decay).
+    vectorise : bool, default=False
+        Step all clients together with ``vmap(grad(loss))`` when they hold
+        equally many examples. On a CPU a plain loop over clients was faster
+        for the book's CNN (``benchmarks/bench_learn.py``); both give the same
+        SGD up to float rounding.
     random_state : int, numpy.random.Generator or None, default=None
         Draws every client's example order; a seed fixes every bit.
 
@@ -91,17 +99,35 @@ def train_clients(
     shapes = [p.shape for _, p in model.named_parameters()]
     pieces = torch.split(start, [int(np.prod(s)) for s in shapes])
     params0 = {n: piece.reshape(s) for n, piece, s in zip(names, pieces, shapes, strict=True)}
-    if len(set(sizes)) == 1:
+    if vectorise and len(set(sizes)) == 1:
         X = images if isinstance(images, torch.Tensor) else torch.stack(list(images))
         Y = labels if isinstance(labels, torch.Tensor) else torch.stack(list(labels))
         trained = _train_vectorised(model, params0, X, Y, epochs, batch_size, lr, rng)
     else:
-        trained = [
-            _train_vectorised(model, params0, x[None], y[None], epochs, batch_size, lr, rng)[0]
-            for x, y in zip(images, labels, strict=True)
-        ]
-        trained = torch.stack(trained)
+        orders = [_batch_orders(1, n, epochs, rng)[:, 0] for n in sizes]
+        work = copy.deepcopy(model)
+        trained = torch.stack(
+            [_train_one(work, start, x, y, o, batch_size, lr) for x, y, o in zip(images, labels, orders, strict=True)]
+        )
     return (trained - start).numpy()
+
+
+def _train_one(model, start, x, y, orders, batch_size, lr) -> torch.Tensor:
+    """Plain autograd SGD of one client, in the given per-epoch example orders; returns flat parameters."""
+    torch.nn.utils.vector_to_parameters(start.clone(), model.parameters())
+    params = list(model.parameters())
+    model.train()
+    for order in orders:
+        order = torch.as_tensor(order)
+        for b in range(0, len(order), batch_size):
+            idx = order[b : b + batch_size]
+            for p in params:
+                p.grad = None
+            nn.functional.cross_entropy(model(x[idx]), y[idx]).backward()
+            with torch.no_grad():
+                for p in params:
+                    p -= lr * p.grad
+    return torch.nn.utils.parameters_to_vector(params).detach()
 
 
 def _train_vectorised(model, params0, X, Y, epochs, batch_size, lr, rng) -> torch.Tensor:

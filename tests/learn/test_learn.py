@@ -62,16 +62,24 @@ def _sgd_loop(model, start, x, y, order, batch_size, lr):
     return get_flat(model) - start
 
 
-def test_vectorised_local_sgd_matches_torch_sgd_client_by_client(blobs):
+def test_local_sgd_matches_torch_sgd_client_by_client(blobs):
     X, y = blobs
     model = make_model("cnn_small", seed=0)
     start = get_flat(model)
     images, labels = X[:120].reshape(4, 30, 1, 28, 28), y[:120].reshape(4, 30)
-    updates = train_clients(model, start, images, labels, batch_size=8, lr=0.1, random_state=5)
+    vectorised = train_clients(model, start, images, labels, batch_size=8, lr=0.1, vectorise=True, random_state=5)
     orders = np.random.default_rng(5).permuted(np.broadcast_to(np.arange(30), (1, 4, 30)), axis=2)[0]
     for i in range(4):
         expected = _sgd_loop(make_model("cnn_small"), start, images[i], labels[i], orders[i], 8, 0.1)
-        assert np.allclose(updates[i], expected, atol=1e-5)
+        assert np.allclose(vectorised[i], expected, atol=1e-5)
+    # The default client loop draws one order per client in turn; checked against the oracle the same way.
+    looped = train_clients(model, start, images, labels, batch_size=8, lr=0.1, random_state=6)
+    rng = np.random.default_rng(6)
+    for i in range(4):
+        order = rng.permuted(np.broadcast_to(np.arange(30), (1, 1, 30)), axis=2)[0, 0]
+        expected = _sgd_loop(make_model("cnn_small"), start, images[i], labels[i], order, 8, 0.1)
+        assert np.allclose(looped[i], expected, atol=1e-5)
+    assert np.allclose(looped, train_clients(model, start, images, labels, batch_size=8, lr=0.1, random_state=6))
     # Unequal clients take the per-client path and agree with it too.
     uneven = train_clients(model, start, [images[0], images[1][:20]], [labels[0], labels[1][:20]], random_state=5)
     assert uneven.shape == (2, n_parameters(model))
