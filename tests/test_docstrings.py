@@ -13,6 +13,7 @@ from __future__ import annotations
 import enum
 import importlib
 import inspect
+import typing
 import re
 from pathlib import Path
 
@@ -58,7 +59,7 @@ def public_names() -> list[str]:
         module = importlib.import_module(package)
         for name in module.__all__:
             obj = getattr(module, name)
-            if not callable(obj):
+            if not callable(obj) or typing.get_origin(obj) is not None:
                 continue  # constants (MAX_MODULUS) and type aliases (SeedLike) are documented by ``#:`` comments
             names.append(f"{package}.{name}")
             if inspect.isclass(obj):

@@ -13,13 +13,25 @@
   natural groups (:func:`partition_by_group`), and their cluster counts
   (:func:`client_cluster_counts`).
 - Helpers: MUFC's global scaling (:func:`scale_max_abs`), uniform subsamples
-  for small runs (:func:`subsample_indices`), the dataset names (:func:`available`).
+  for small runs (:func:`subsample_indices`), the dataset names (:func:`available`),
+  a reproducible (stratified) train/test split of a dataset (:func:`split_dataset`)
+  and its images as a float32 (n, 1, side, side) array for torch (:func:`image_array`).
+- Fashion-MNIST (``load("fashion_mnist")``, ``load("fashion_mnist_test")``, class
+  names :data:`FASHION_MNIST_CLASSES`): from the mirror, the cache, or Debian's
+  ``dataset-fashion-mnist`` package, hash-checked alike.
 
 Of the rest of fedlib this package uses only :mod:`fedlib.papers` (published shapes).
 """
 
 from fedlib.data._dataset import Dataset
-from fedlib.data._loaders import available, load, load_or_standin
+from fedlib.data._loaders import (
+    FASHION_MNIST_CLASSES,
+    available,
+    image_array,
+    load,
+    load_or_standin,
+    split_dataset,
+)
 from fedlib.data._mixtures import make_gaussian_mixture, rotated_digit
 from fedlib.data._partition import (
     client_cluster_counts,
@@ -33,6 +45,7 @@ from fedlib.data._registry import ChecksumError, DataUnavailableError, fetch, re
 from fedlib.data._synthetic import make_blobs, make_mufc_gaussian, make_standin, scale_max_abs
 
 __all__ = [
+    "FASHION_MNIST_CLASSES",
     "ChecksumError",
     "DataUnavailableError",
     "Dataset",
@@ -40,6 +53,7 @@ __all__ = [
     "client_cluster_counts",
     "fetch",
     "iid_partition",
+    "image_array",
     "k_prime_partition",
     "load",
     "load_or_standin",
@@ -52,5 +66,6 @@ __all__ = [
     "registry",
     "rotated_digit",
     "scale_max_abs",
+    "split_dataset",
     "subsample_indices",
 ]

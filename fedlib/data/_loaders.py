@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import gzip
+import math
 import pickle
 import struct
 import warnings
@@ -12,9 +13,9 @@ from pathlib import Path
 import numpy as np
 
 from fedlib._typing import SeedLike
-from fedlib._validation import check_random_state
+from fedlib._validation import check_random_state, check_scalar
 from fedlib.data._dataset import Dataset
-from fedlib.data._registry import DataUnavailableError, fetch
+from fedlib.data._registry import DataUnavailableError, fetch, registry, verify
 from fedlib.data._synthetic import make_blobs, make_mufc_gaussian, make_standin, scale_max_abs
 from fedlib.papers.datasets import STANDIN_SHAPES
 
@@ -104,6 +105,60 @@ def _load_mnist_test() -> Dataset:
     )
 
 
+#: Where Debian's package ``dataset-fashion-mnist`` installs the Fashion-MNIST files: the registered bytes.
+_FASHION_SYSTEM_DIR = Path("/usr/share/datasets/fashion-mnist")
+
+#: Fashion-MNIST's class names, by label (Xiao et al. 2017).
+FASHION_MNIST_CLASSES = (
+    "T-shirt/top",
+    "Trouser",
+    "Pullover",
+    "Dress",
+    "Coat",
+    "Sandal",
+    "Shirt",
+    "Sneaker",
+    "Bag",
+    "Ankle boot",
+)
+
+
+def _fetch_fashion(part: str, kind: str) -> Path:
+    """A verified Fashion-MNIST file: mirror or cache (:func:`fetch`), else Debian's installed copy.
+
+    The registered gzip files are Debian's recompression (package
+    ``dataset-fashion-mnist``), so a Debian machine with that package installed
+    has exactly these bytes; they are checked against the same SHA-256.
+    """
+    file = f"fashion-{part}-{kind}-ubyte.gz"
+    try:
+        return fetch(file)
+    except DataUnavailableError as exc:
+        system = _FASHION_SYSTEM_DIR / f"{part}-{kind}-ubyte.gz"
+        if system.is_file():
+            return verify(system, registry()[file])
+        raise DataUnavailableError(
+            f"{exc} Also tried Debian's package dataset-fashion-mnist: {system} (missing; "
+            "`apt-get install dataset-fashion-mnist` provides it)."
+        ) from None
+
+
+def _load_fashion_mnist(part: str) -> Dataset:
+    images = _read_idx(_fetch_fashion(part, "images-idx3"), 2051)
+    labels = _read_idx(_fetch_fashion(part, "labels-idx1"), 2049)
+    if len(images) != len(labels):
+        raise ValueError(f"Fashion-MNIST {part}: {len(images)} images but {len(labels)} labels.")
+    title = "Fashion-MNIST train" if part == "train" else "Fashion-MNIST test"
+    return Dataset(
+        name=title,
+        X=images.reshape(len(images), -1).astype(np.float64) / 255.0,
+        y=labels.astype(np.int64),
+        n_clusters=10,
+        source=f"{title} set (Xiao, Rasul & Vollgraf 2017; MIT), IDX files; pixels scaled to [0, 1]",
+        extras={"images": images, "class_names": FASHION_MNIST_CLASSES},
+    )
+
+
 def _load_femnist_sample() -> Dataset:
     with np.load(fetch("femnist_leaf_niid005_20shards.npz"), allow_pickle=False) as z:
         arrays = {k: z[k] for k in z.files}
@@ -162,6 +217,8 @@ _LOADERS: dict[str, Callable[[], Dataset]] = {
     "celltype": _load_celltype,
     "covtype": _load_covtype,
     "mnist_test": _load_mnist_test,
+    "fashion_mnist": lambda: _load_fashion_mnist("train"),
+    "fashion_mnist_test": lambda: _load_fashion_mnist("t10k"),
     "femnist_sample": _load_femnist_sample,
     "tinyshakespeare": _load_tinyshakespeare,
     "postures_partial": _load_postures_partial,
@@ -276,6 +333,157 @@ def load_or_standin(name: str, *, random_state: SeedLike = 0) -> Dataset:
         ),
         is_standin=True,
     )
+
+
+def split_dataset(
+    dataset: Dataset,
+    test_size: float | int,
+    *,
+    stratify: bool = True,
+    random_state: SeedLike = 0,
+) -> tuple[Dataset, Dataset]:
+    """Split a dataset into a train and a test part, reproducibly.
+
+    The book has only the 10,000-image MNIST test set, so its federated runs
+    train on one part of it and evaluate on the other. With ``stratify`` every
+    label keeps its share in both parts (each label's rows are shuffled and the
+    first ``round(share · count)`` go to the test part, with the remainder
+    adjusted so that the test part has exactly the requested size). Rows keep
+    their original order within each part; ``extras`` arrays with one entry per
+    row are split alongside, the others are shared.
+
+    Parameters
+    ----------
+    dataset : Dataset
+        The data to split.
+    test_size : float or int
+        A float in (0, 1): the share of rows in the test part; an int: their number.
+    stratify : bool, default=True
+        Keep each label's share in both parts.
+    random_state : int, numpy.random.Generator or None, default=0
+        Pass an int for reproducible output across multiple function calls.
+
+    Returns
+    -------
+    train : Dataset
+        The other rows; its name ends in "(train part)".
+    test : Dataset
+        ``test_size`` rows; its name ends in "(test part)".
+
+    Raises
+    ------
+    ValueError
+        If either part would be empty.
+    TypeError
+        If ``test_size`` is neither an int nor a float.
+
+    Examples
+    --------
+    >>> ds = Dataset("toy", np.arange(20.0).reshape(10, 2), np.array([0] * 6 + [1] * 4), 2, "hand-made")
+    >>> train, test = split_dataset(ds, 0.5, random_state=0)
+    >>> train.n_samples, test.n_samples, np.bincount(test.y).tolist()
+    (5, 5, [3, 2])
+    """
+    n = dataset.n_samples
+    if isinstance(test_size, (float, np.floating)):
+        share = check_scalar(
+            test_size, "test_size", "real", min_val=0.0, max_val=1.0, include_min=False, include_max=False
+        )
+        n_test = round(share * n)
+    else:
+        n_test = check_scalar(test_size, "test_size", "int", min_val=1)
+    if not 1 <= n_test <= n - 1:
+        raise ValueError(
+            f"test_size={test_size!r} puts {n_test} of {n} rows in the test part; both parts need at least one row."
+        )
+    rng = check_random_state(random_state)
+    if stratify:
+        labels = np.asarray(dataset.y)
+        classes, inverse = np.unique(labels, return_inverse=True)
+        counts = np.bincount(inverse, minlength=classes.size)
+        # largest-remainder apportionment of n_test over the labels, then a shuffle within each label
+        exact = counts * (n_test / n)
+        quota = np.floor(exact).astype(np.int64)
+        remainder = n_test - int(quota.sum())
+        quota[np.argsort(-(exact - quota), kind="stable")[:remainder]] += 1
+        test_rows = np.concatenate(
+            [rng.permutation(np.flatnonzero(inverse == c))[: quota[c]] for c in range(classes.size)]
+        )
+    else:
+        test_rows = rng.permutation(n)[:n_test]
+    is_test = np.zeros(n, dtype=bool)
+    is_test[test_rows] = True
+    how = f"{'stratified ' if stratify else ''}split, {n_test} of {n} rows to the test part"
+    return _subset(dataset, np.flatnonzero(~is_test), "train part", how), _subset(
+        dataset, np.flatnonzero(is_test), "test part", how
+    )
+
+
+def _subset(dataset: Dataset, rows: np.ndarray, part: str, how: str) -> Dataset:
+    n = dataset.n_samples
+    extras = {
+        key: value[rows] if isinstance(value, np.ndarray) and value.ndim >= 1 and value.shape[0] == n else value
+        for key, value in dataset.extras.items()
+    }
+    return Dataset(
+        name=f"{dataset.name} ({part})",
+        X=dataset.X[rows],
+        y=np.asarray(dataset.y)[rows],
+        n_clusters=dataset.n_clusters,
+        source=f"{dataset.source}; {how}",
+        is_standin=dataset.is_standin,
+        extras=extras,
+    )
+
+
+def image_array(dataset: Dataset) -> np.ndarray:
+    """The dataset's images as a float32 array of shape (n, 1, side, side) in the scale of X, ready for torch.
+
+    ``torch.from_numpy`` turns the result into a tensor without a copy.
+    Images come from ``extras["images"]`` (uint8 pixels are divided by 255, as
+    the loaders do for X), else from the rows of X reshaped to squares (a
+    stand-in, or sklearn's 8×8 digits).
+
+    Parameters
+    ----------
+    dataset : Dataset
+        A dataset of square grey images: ``extras["images"]`` of shape
+        (n_samples, side, side), or ``n_features`` a perfect square.
+
+    Returns
+    -------
+    ndarray of float32, shape (n_samples, 1, side, side)
+        C-contiguous; channels first.
+
+    Raises
+    ------
+    ValueError
+        If the dataset holds no square images.
+
+    Examples
+    --------
+    >>> ds = Dataset("toy", np.ones((2, 4)), np.array([0, 1]), 2, "hand-made")
+    >>> image_array(ds).shape, image_array(ds).dtype
+    ((2, 1, 2, 2), dtype('float32'))
+    """
+    images = dataset.extras.get("images")
+    if images is None:
+        side = math.isqrt(dataset.n_features)
+        if side * side != dataset.n_features:
+            raise ValueError(
+                f"{dataset.name}: no extras['images'] and n_features={dataset.n_features} is not a square side*side."
+            )
+        return np.ascontiguousarray(np.asarray(dataset.X).reshape(-1, 1, side, side), dtype=np.float32)
+    images = np.asarray(images)
+    if images.ndim != 3 or images.shape[1] != images.shape[2] or images.shape[0] != dataset.n_samples:
+        raise ValueError(
+            f"{dataset.name}: extras['images'] must have shape (n_samples={dataset.n_samples}, side, side), "
+            f"got {images.shape}."
+        )
+    out = images.astype(np.float32)[:, None]
+    if images.dtype == np.uint8:
+        out /= np.float32(255.0)
+    return np.ascontiguousarray(out)
 
 
 def _text_standin(random_state: SeedLike) -> Dataset:

@@ -4,7 +4,8 @@ A stand-in keeps the shape of the data it replaces: ``(display name, cluster
 sizes largest first, n_features)``. Celltype and Covtype take MUFC's published
 K-means cluster sizes (App. M.1); MNIST's test set its published class counts
 (LeCun et al. 1998); the LEAF FEMNIST sample and the partial Postures file the
-size and dimension of the registered files, spread evenly over their classes.
+size and dimension of the registered files, spread evenly over their classes;
+Fashion-MNIST its balanced classes (Xiao et al. 2017).
 """
 
 from __future__ import annotations
@@ -18,4 +19,6 @@ STANDIN_SHAPES: dict[str, tuple[str, tuple[int, ...], int]] = {
     "mnist_test": ("MNIST test", (980, 1135, 1032, 1010, 982, 892, 958, 1028, 974, 1009), 784),
     "femnist_sample": ("FEMNIST (LEAF sample)", (264,) * 61 + (289,), 784),
     "postures_partial": ("Postures (partial)", (3359, 3359, 3359), 15),
+    "fashion_mnist": ("Fashion-MNIST train", (6000,) * 10, 784),
+    "fashion_mnist_test": ("Fashion-MNIST test", (1000,) * 10, 784),
 }

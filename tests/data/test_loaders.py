@@ -107,6 +107,8 @@ def test_available_names_and_unknown_names():
     assert set(names) == {
         "celltype",
         "covtype",
+        "fashion_mnist",
+        "fashion_mnist_test",
         "femnist_sample",
         "gaussian",
         "mnist_test",

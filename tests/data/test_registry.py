@@ -43,6 +43,10 @@ def test_registry_lists_every_loader_file():
         "tinyshakespeare.txt",
         "postures_partial.csv",
         "femnist_leaf_niid005_20shards.npz",
+        "fashion-train-images-idx3-ubyte.gz",
+        "fashion-train-labels-idx1-ubyte.gz",
+        "fashion-t10k-images-idx3-ubyte.gz",
+        "fashion-t10k-labels-idx1-ubyte.gz",
     } == files
     for entry in data.registry().values():
         assert len(entry.sha256) == 64
