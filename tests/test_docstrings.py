@@ -13,8 +13,8 @@ from __future__ import annotations
 import enum
 import importlib
 import inspect
-import typing
 import re
+import typing
 from pathlib import Path
 
 import pytest
