@@ -65,6 +65,10 @@ class SecureAggregator:
         Who holds a user's Shamir shares.
     dropout_rate : float, default=0.0
         Each user drops before sending its masked input with this probability.
+    threshold : int, optional
+        A fixed ``t`` whatever the number of participants (Liu et al. keep the
+        ``t = ⌈ξk⌉`` of the cluster as formed after users are unlearned);
+        default ``⌈ξ·h⌉`` of the participants (:meth:`SecAggConfig.for_cluster`).
 
     Raises
     ------
@@ -88,6 +92,7 @@ class SecureAggregator:
         clip: float = 1.0,
         share_holders: str = "neighbors",
         dropout_rate: float = 0.0,
+        threshold: int | None = None,
     ) -> None:
         self.degree = None if degree is None else check_scalar(degree, "degree (m)", "int", min_val=2)
         self.threshold_rate = check_scalar(
@@ -98,6 +103,7 @@ class SecureAggregator:
         self.dropout_rate = check_scalar(
             dropout_rate, "dropout_rate", "real", min_val=0.0, max_val=1.0, include_max=False
         )
+        self.threshold = None if threshold is None else check_scalar(threshold, "threshold (t)", "int", min_val=2)
 
     def aggregate(self, updates, *, dropped=None, random_state: SeedLike = None) -> SecureSum:
         """One secure aggregation round over the rows of ``updates``.
@@ -139,6 +145,7 @@ class SecureAggregator:
             threshold_rate=self.threshold_rate,
             vector_length=d,
             share_holders=self.share_holders,
+            threshold=self.threshold,
             random_state=rng,
         )
         if dropped is None:

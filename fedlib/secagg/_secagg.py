@@ -186,6 +186,7 @@ class SecAggConfig:
         threshold_rate: float,
         vector_length: int,
         share_holders: str = "neighbors",
+        threshold: int | None = None,
         round_id: int = 0,
         random_state: SeedLike = None,
     ) -> SecAggConfig:
@@ -210,6 +211,10 @@ class SecAggConfig:
             ``d``.
         share_holders : {"neighbors", "all"}, default="neighbors"
             Who holds a user's shares.
+        threshold : int, optional
+            A fixed ``t`` instead of ``⌈ξ·h⌉``: Liu et al. keep the ``t`` of the
+            cluster as it was formed after some of its users are unlearned
+            (Requirement 2 counts the survivors against it).
         round_id : int, default=0
             Bound into sealed shares.
         random_state : int, numpy.random.Generator or None, default=None
@@ -223,7 +228,8 @@ class SecAggConfig:
         Raises
         ------
         ValueError
-            If the cluster is too small for any private setting (``k < 3``).
+            If the cluster is too small for any private setting (``k < 3``), or
+            a fixed ``threshold`` exceeds the share holders left in it.
         """
         k = check_scalar(cluster_size, "cluster_size (k)", "int", min_val=1)
         rate = check_scalar(threshold_rate, "threshold_rate (ξ)", "real", min_val=0.0, max_val=1.0, include_min=False)
@@ -234,7 +240,15 @@ class SecAggConfig:
             graph = harary_graph(k, m, random_state=random_state)
         holders = k - 1 if share_holders == "all" else graph.degree
         base = k if share_holders == "all" else holders
-        t = int(min(max(math.ceil(rate * base - 1e-9), 2), max(holders, 1)))
+        if threshold is None:
+            t = int(min(max(math.ceil(rate * base - 1e-9), 2), max(holders, 1)))
+        else:
+            t = check_scalar(threshold, "threshold (t)", "int", min_val=2)
+            if t > holders:
+                raise ValueError(
+                    f"the fixed threshold t={t} exceeds the {holders} share holders of each of the {k} users left: "
+                    "no secret could be rebuilt (Requirement 2: the cluster lost too many users)."
+                )
         return cls(graph, threshold=t, vector_length=vector_length, share_holders=share_holders, round_id=round_id)
 
     @property

@@ -52,3 +52,16 @@ def test_random_dropouts_and_aborts():
         flaky.aggregate(np.ones((2, 4)))
     with pytest.raises(ValueError):
         SecureAggregator(degree=4, threshold_rate=0.7, dropout_rate=1.0)
+
+
+def test_a_fixed_threshold_survives_a_smaller_cluster_and_fails_loudly_past_it():
+    updates = np.linspace(-1, 1, 6 * 4).reshape(6, 4)
+    # t = 4 fixed (a cluster formed with more users): 6 users, 5 holders each; a survivor's self-mask seed is
+    # rebuilt from the other survivors' shares, so one user may drop, not two
+    agg = SecureAggregator(degree=None, threshold_rate=0.5, share_holders="all", threshold=4)
+    out = agg.aggregate(updates, dropped=[0], random_state=0)
+    np.testing.assert_allclose(out.total, updates[1:].sum(axis=0), atol=6 * out.resolution)
+    with pytest.raises(SecAggAbort, match="fewer than t=4"):
+        agg.aggregate(updates, dropped=[0, 1], random_state=0)
+    with pytest.raises(ValueError, match="fixed threshold t=6 exceeds the 5 share holders"):
+        SecureAggregator(degree=None, threshold_rate=0.5, share_holders="all", threshold=6).aggregate(updates)
