@@ -1,33 +1,81 @@
 """Federated learning with torch on the CPU: models, local SGD, FedAvg over a pluggable aggregator.
 
-- :func:`make_model`: the paper-sized CNN of FedAvg and CPU-sized models, initialised from a seed.
-- :func:`get_flat`, :func:`set_flat`, :func:`n_parameters`: models as flat float32 vectors.
-- :func:`train_clients`: every client's local SGD from the global parameters, vectorised over
-  clients with ``torch.func`` when they hold equally many examples.
-- :func:`fedavg`, :func:`server_update`, :class:`PlainSum`: FedAvg (McMahan et al. 2017) whose
-  per-round sum is any :class:`Aggregator`, e.g. :class:`fedlib.secagg.SecureAggregator`.
-- :func:`predict_logits`, :func:`accuracy`: evaluation of one model or a stack of models.
+- Models (:func:`make_model`, names in :data:`MODELS`): the CNN of FedAvg for
+  the papers' scale, LeNet-5 (KNOT), and CPU-sized models for the book's default
+  runs (a strided CNN, an MLP, softmax regression); every initial model is fixed
+  by a seed (:func:`init_parameters`).
+- Flat parameter vectors, what clients upload and aggregators sum:
+  :func:`get_flat`, :func:`set_flat`, :func:`n_parameters`, and
+  :class:`ParameterLayout` (copy-free views of a vector or a stack of vectors).
+- Local training (:func:`train_clients`, hyper-parameters :class:`LocalSGD`,
+  result :class:`ClientUpdates`): mini-batch SGD of many clients at once,
+  vectorised over clients with ``torch.func.vmap`` or client by client
+  (:func:`choose_method`); each client's example order has its own stream
+  (:func:`client_generator` under a :func:`root_sequence`), so a seed fixes every bit.
+- FedAvg (McMahan et al. 2017): :class:`FederatedTrainer` and :func:`fedavg`
+  run rounds with participation, dropouts (:data:`DropoutRule`), resumption,
+  re-initialisation and rollback; the per-round sum is any :class:`Aggregator`
+  (the clear :class:`PlainSum` with :class:`PlainTotal`, or secure aggregation,
+  which returns an :class:`Aggregated`); :func:`fedavg_weights` and
+  :func:`server_update` average over the users actually summed; every round
+  leaves a :class:`RoundRecord`.
+- Evaluation of one model or a stack of models: :func:`predict_logits`,
+  :func:`predict_proba`, :func:`accuracy`.
+
+Simulation entry points call ``torch.set_num_threads(1)`` unless told otherwise
+(``n_threads``): many small models train faster on one thread each, and results
+are reproducible bit for bit. Of the rest of fedlib this package uses only
+:mod:`fedlib.data`'s conventions; :mod:`fedlib.secagg` and :mod:`fedlib.unlearn` plug into it.
 """
 
-from fedlib.learn._evaluate import accuracy, predict_logits
-from fedlib.learn._fedavg import Aggregated, Aggregator, FedAvgResult, PlainSum, PlainTotal, fedavg, server_update
-from fedlib.learn._local import train_clients
-from fedlib.learn._models import MODELS, make_model
-from fedlib.learn._params import get_flat, n_parameters, set_flat
+from fedlib.learn._evaluate import accuracy, predict_logits, predict_proba
+from fedlib.learn._fedavg import (
+    Aggregated,
+    Aggregator,
+    DropoutRule,
+    FederatedTrainer,
+    PlainSum,
+    PlainTotal,
+    RoundRecord,
+    fedavg,
+    fedavg_weights,
+    server_update,
+)
+from fedlib.learn._local import (
+    ClientUpdates,
+    LocalSGD,
+    choose_method,
+    client_generator,
+    root_sequence,
+    train_clients,
+)
+from fedlib.learn._models import MODELS, init_parameters, make_model
+from fedlib.learn._params import ParameterLayout, get_flat, n_parameters, set_flat
 
 __all__ = [
     "MODELS",
     "Aggregated",
     "Aggregator",
-    "FedAvgResult",
+    "ClientUpdates",
+    "DropoutRule",
+    "FederatedTrainer",
+    "LocalSGD",
+    "ParameterLayout",
     "PlainSum",
     "PlainTotal",
+    "RoundRecord",
     "accuracy",
+    "choose_method",
+    "client_generator",
     "fedavg",
+    "fedavg_weights",
     "get_flat",
+    "init_parameters",
     "make_model",
     "n_parameters",
     "predict_logits",
+    "predict_proba",
+    "root_sequence",
     "server_update",
     "set_flat",
     "train_clients",

@@ -1,61 +1,181 @@
-"""Predictions of one or many models on a test set, batched and without gradients."""
+"""Predictions of one model or of a stack of models on a test set: batched, without gradients.
+
+A majority-vote ensemble (Liu et al., TDSC 2025: every cluster's model votes)
+needs every model's predictions on the same test set; passing the models'
+flat parameter vectors as one ``(n_models, d)`` array returns them all.
+"""
 
 from __future__ import annotations
 
 import numpy as np
 import torch
 from torch import nn
+from torch.func import functional_call
 
-from fedlib.learn._params import set_flat
+from fedlib._validation import check_scalar
+from fedlib.learn._local import _as_features, _as_labels
+from fedlib.learn._params import ParameterLayout, get_flat
 
 
-def predict_logits(model: nn.Module, images, *, parameters=None, batch_size: int = 2048) -> np.ndarray:
-    """Logits of ``model`` (with ``parameters`` loaded, if given) on ``images``.
+def _stack(model: nn.Module, layout: ParameterLayout, parameters) -> tuple[torch.Tensor, bool]:
+    """The parameter vectors as an aligned ``(n_models, d)`` tensor, and whether a single vector was given."""
+    P = get_flat(model) if parameters is None else np.asarray(parameters, dtype=np.float32)
+    single = P.ndim == 1
+    P = P[None] if single else P
+    if P.ndim != 2 or P.shape[1] != layout.n_parameters:
+        raise ValueError(
+            f"parameters must have shape ({layout.n_parameters},) or (n_models, {layout.n_parameters}), got {P.shape}."
+        )
+    out = torch.empty(P.shape, dtype=torch.float32)  # torch's allocation is 64-byte aligned: faster kernels
+    out.copy_(torch.from_numpy(P))
+    return out, single
+
+
+def predict_logits(
+    model: nn.Module,
+    X,
+    *,
+    parameters=None,
+    batch_size: int = 4096,
+    n_threads: int | None = 1,
+) -> np.ndarray:
+    """Logits of one model, or of each of a stack of models, on ``X``.
 
     Parameters
     ----------
     model : torch.nn.Module
-        The architecture; its parameters are overwritten when ``parameters`` is given.
-    images : torch.Tensor of shape (n, 1, 28, 28)
-        float32 inputs.
+        The architecture; it is not changed.
+    X : ndarray or torch.Tensor of float, shape (n, ...)
+        Inputs (e.g. :func:`fedlib.data.image_array`).
     parameters : array-like of float32, shape (d,) or (n_models, d), optional
-        One flat parameter vector, or several: then one block of logits per model.
-    batch_size : int, default=2048
-        Images per forward pass.
+        Flat parameter vectors; default the model's own parameters.
+    batch_size : int, default=4096
+        Rows per forward pass.
+    n_threads : int or None, default=1
+        ``torch.set_num_threads(n_threads)`` first (it stays set); ``None`` leaves it alone.
 
     Returns
     -------
     ndarray of float32
-        ``(n, n_classes)``, or ``(n_models, n, n_classes)`` for a stack of parameter vectors.
+        ``(n, n_classes)`` for one vector (or ``parameters=None``),
+        ``(n_models, n, n_classes)`` for a stack.
+
+    Raises
+    ------
+    ValueError
+        If ``parameters`` has the wrong shape.
+
+    Examples
+    --------
+    >>> from fedlib.learn import make_model
+    >>> model = make_model("softmax", seed=0)
+    >>> two = np.stack([get_flat(model), np.zeros(7850, dtype=np.float32)])
+    >>> predict_logits(model, np.zeros((5, 1, 28, 28)), parameters=two).shape
+    (2, 5, 10)
     """
-    if parameters is not None and np.ndim(parameters) == 2:
-        return np.stack([predict_logits(model, images, parameters=p, batch_size=batch_size) for p in parameters])
-    if parameters is not None:
-        set_flat(model, parameters)
-    model.eval()
+    batch_size = check_scalar(batch_size, "batch_size", "int", min_val=1)
+    if n_threads is not None:
+        torch.set_num_threads(check_scalar(n_threads, "n_threads", "int", min_val=1))
+    layout = ParameterLayout(model)
+    P, single = _stack(model, layout, parameters)
+    X_t = _as_features(X)
+    outputs = []
     with torch.no_grad():
-        out = [model(images[b : b + batch_size]) for b in range(0, len(images), batch_size)]
-    return torch.cat(out).numpy()
+        for row in P:
+            params = layout.unflatten(row)
+            chunks = [
+                functional_call(model, params, (X_t[b : b + batch_size],)) for b in range(0, len(X_t), batch_size)
+            ]
+            outputs.append(torch.cat(chunks) if chunks else torch.empty(0))
+    logits = torch.stack(outputs).numpy()
+    return logits[0] if single else logits
 
 
-def accuracy(model: nn.Module, images, labels, *, parameters=None) -> float:
-    """Share of ``images`` whose largest logit is the label.
+def predict_proba(
+    model: nn.Module,
+    X,
+    *,
+    parameters=None,
+    batch_size: int = 4096,
+    n_threads: int | None = 1,
+) -> np.ndarray:
+    """Class probabilities (softmax of the logits) of one model, or of each of a stack of models.
 
     Parameters
     ----------
     model : torch.nn.Module
-        The architecture.
-    images : torch.Tensor of shape (n, 1, 28, 28)
-        float32 inputs.
-    labels : array-like of int, shape (n,)
-        True classes.
-    parameters : array-like of float32, shape (d,), optional
-        Flat parameters to evaluate (default: the model's own).
+        The architecture; it is not changed.
+    X : ndarray or torch.Tensor of float, shape (n, ...)
+        Inputs.
+    parameters : array-like of float32, shape (d,) or (n_models, d), optional
+        Flat parameter vectors; default the model's own parameters.
+    batch_size : int, default=4096
+        Rows per forward pass.
+    n_threads : int or None, default=1
+        ``torch.set_num_threads(n_threads)`` first; ``None`` leaves it alone.
 
     Returns
     -------
-    float
-        Accuracy in ``[0, 1]``.
+    ndarray of float32
+        ``(n, n_classes)`` or ``(n_models, n, n_classes)``; rows sum to 1.
+
+    Examples
+    --------
+    >>> from fedlib.learn import make_model
+    >>> p = predict_proba(make_model("softmax", seed=0), np.zeros((3, 1, 28, 28)))
+    >>> p.shape, bool(np.allclose(p.sum(axis=1), 1.0))
+    ((3, 10), True)
     """
-    logits = predict_logits(model, images, parameters=parameters)
-    return float(np.mean(logits.argmax(axis=1) == np.asarray(labels)))
+    logits = predict_logits(model, X, parameters=parameters, batch_size=batch_size, n_threads=n_threads)
+    return torch.softmax(torch.from_numpy(logits), dim=-1).numpy()
+
+
+def accuracy(
+    model: nn.Module,
+    X,
+    y,
+    *,
+    parameters=None,
+    batch_size: int = 4096,
+    n_threads: int | None = 1,
+) -> float | np.ndarray:
+    """Share of the rows of ``X`` whose largest logit is the label, for one model or each of a stack.
+
+    Parameters
+    ----------
+    model : torch.nn.Module
+        The architecture; it is not changed.
+    X : ndarray or torch.Tensor of float, shape (n, ...)
+        Inputs.
+    y : array-like of int, shape (n,)
+        Labels.
+    parameters : array-like of float32, shape (d,) or (n_models, d), optional
+        Flat parameter vectors; default the model's own parameters.
+    batch_size : int, default=4096
+        Rows per forward pass.
+    n_threads : int or None, default=1
+        ``torch.set_num_threads(n_threads)`` first; ``None`` leaves it alone.
+
+    Returns
+    -------
+    float or ndarray of float64
+        The accuracy in ``[0, 1]``, or one per model (shape ``(n_models,)``) for a stack.
+
+    Raises
+    ------
+    ValueError
+        If ``X`` and ``y`` differ in length.
+
+    Examples
+    --------
+    >>> from fedlib.learn import make_model, set_flat
+    >>> model = set_flat(make_model("softmax"), np.zeros(7850))  # all logits equal: class 0 wins
+    >>> accuracy(model, np.zeros((4, 1, 28, 28)), [0, 0, 1, 2])
+    0.5
+    """
+    labels = _as_labels(y).numpy()
+    if len(labels) != len(X):
+        raise ValueError(f"X has {len(X)} rows but y has {len(labels)}.")
+    logits = predict_logits(model, X, parameters=parameters, batch_size=batch_size, n_threads=n_threads)
+    correct = (logits.argmax(axis=-1) == labels).mean(axis=-1)
+    return float(correct) if np.ndim(correct) == 0 else correct.astype(np.float64)

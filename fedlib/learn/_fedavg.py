@@ -1,241 +1,859 @@
 """Federated averaging (McMahan et al., AISTATS 2017) over a pluggable aggregator.
 
-A round: every participant trains locally from the global parameters
-(:func:`train_clients`), the aggregator sums their updates (a plain sum, or
-secure aggregation, which may lose users to dropouts or abort), and the server
-moves the global parameters by the mean update of the users that were summed:
-``θ ← θ + (Σ_{i ∈ S} Δ_i) / |S|`` (equal weights: the clients of Liu et al.
-hold equal shares of the data). A round whose aggregation aborts leaves ``θ``
-unchanged and is recorded as skipped.
+One round of :class:`FederatedTrainer`:
 
-The client step (:func:`train_clients`) and the server step
+1. the server picks the participants (all clients, or a fraction ``C`` of
+   them) and the users who will drop out of this round's aggregation (a rate,
+   or any callable);
+2. every participant that stays trains locally from the global parameters
+   ``θ`` (:func:`train_clients`) and sends ``w_i Δ_i``, its update scaled by
+   its FedAvg weight (:func:`fedavg_weights`);
+3. an :class:`Aggregator` sums the rows it receives: :class:`PlainSum` in the
+   clear, or secure aggregation, which sums quantised updates and may lose
+   more users or abort;
+4. the server averages over the users whose inputs are in the sum, and
+   only those (:func:`server_update`): ``θ ← θ + η_g Σ_{i∈S} w_i Δ_i / Σ_{i∈S} w_i``.
+
+With ``weighting="samples"`` (FedAvg's ``n_k / n``), ``w_i = n_i / n̄`` with
+``n̄`` the participants' mean size, which keeps the inputs the size of the
+updates (what fixed-point encoding for secure aggregation needs) and costs
+nothing when the shares are equal, as in Liu et al. (TDSC 2025): every ``w_i``
+is then exactly 1. The server must know the ``n_i`` of the summed users;
+``weighting="uniform"`` needs nothing but the count.
+
+The client step (:func:`train_clients`, whose :class:`ClientUpdates` record
+the model version each client started from) and the server step
 (:func:`server_update`) are separate functions, so that an asynchronous
-simulator can call them at different times.
+server (KNOT, Su & Li, INFOCOM 2023) can call them at different times.
 """
 
 from __future__ import annotations
 
 import time
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
-from typing import Protocol
+from typing import Any, Protocol, runtime_checkable
 
 import numpy as np
-import pandas as pd
 import torch
 from torch import nn
 
 from fedlib._typing import SeedLike
-from fedlib._validation import check_random_state, check_scalar, spawn_generators
+from fedlib._validation import check_option, check_random_state, check_scalar
 from fedlib.learn._evaluate import accuracy
-from fedlib.learn._local import train_clients
-from fedlib.learn._params import get_flat
-from fedlib.secagg import SecAggAbort
+from fedlib.learn._local import (
+    _AGGREGATE,
+    _INIT,
+    _ROUND,
+    ClientUpdates,
+    LocalSGD,
+    _as_features,
+    _as_labels,
+    _check_clients,
+    _child,
+    root_sequence,
+    train_clients,
+)
+from fedlib.learn._models import init_parameters, make_model
+from fedlib.learn._params import ParameterLayout, get_flat
 
 
+@runtime_checkable
 class Aggregated(Protocol):
-    """What an aggregator returns: the sum and who is in it."""
+    """What an aggregator returns: the sum, and the rows whose inputs are in it.
+
+    Optional attributes a trainer records when present: ``bytes_sent`` and
+    ``bytes_received`` (all users' uploads and downloads, int) and
+    ``seconds`` (compute time per phase, dict of str to float).
+    """
 
     total: np.ndarray
     summed: np.ndarray
 
 
+@runtime_checkable
 class Aggregator(Protocol):
-    """Sums the rows of an update matrix; :class:`PlainSum` or :class:`fedlib.secagg.SecureAggregator`."""
+    """Sums the rows of an update matrix: :class:`PlainSum`, or secure aggregation (``secagg.SecureAggregator``)."""
 
-    def aggregate(self, updates, *, random_state: SeedLike = None) -> Aggregated:
-        """Sum the rows of ``updates`` that make it through aggregation.
+    def aggregate(self, updates, *, dropped=None, random_state: SeedLike = None) -> Aggregated:
+        """Sum the rows of ``updates`` whose users make it through the round.
 
         Parameters
         ----------
         updates : ndarray of float32, shape (n, d)
-            One update per participant.
+            One input per participant, in participant order. The rows of
+            ``dropped`` users are zeros and must not be summed.
+        dropped : array-like of int, optional
+            Rows whose users drop out before sending their input (the trainer
+            always passes them; ``None`` lets the aggregator draw its own).
         random_state : int, numpy.random.Generator or None, default=None
-            The round's randomness (dropouts, keys).
+            The round's randomness (keys, graphs, the aggregator's own dropouts).
 
         Returns
         -------
         Aggregated
-            ``total`` and ``summed``.
+            ``total``: the sum, shape (d,); ``summed``: the rows in it.
         """
-
-
-@dataclass(frozen=True)
-class PlainSum:
-    """The server sees every update and sums them (no privacy): the baseline without secure aggregation.
-
-    Parameters
-    ----------
-    dropout_rate : float, default=0.0
-        Each participant's update is lost with this probability, as in a
-        secure round, so that baselines face the same dropouts.
-    """
-
-    dropout_rate: float = 0.0
-
-    def aggregate(self, updates, *, random_state: SeedLike = None) -> PlainTotal:
-        """Sum the rows of ``updates`` whose users did not drop.
-
-        Parameters
-        ----------
-        updates : array-like of float, shape (n, d)
-            One update per participant.
-        random_state : int, numpy.random.Generator or None, default=None
-            Draws the dropouts.
-
-        Returns
-        -------
-        PlainTotal
-            The float64 sum and the rows in it.
-        """
-        U = np.asarray(updates)
-        rng = check_random_state(random_state)
-        kept = np.flatnonzero(rng.random(len(U)) >= self.dropout_rate)
-        return PlainTotal(total=U[kept].sum(axis=0, dtype=np.float64), summed=kept)
 
 
 @dataclass(frozen=True)
 class PlainTotal:
-    """The result of :meth:`PlainSum.aggregate`.
+    """The outcome of :meth:`PlainSum.aggregate`.
 
     Parameters
     ----------
-    total : ndarray of float64
-        Sum of the kept rows.
+    total : ndarray of float64, shape (d,)
+        Sum of the summed rows.
     summed : ndarray of int64
-        The kept rows.
+        The rows in the sum.
     bytes_sent : int, default=0
-        Uploads, counted as 4 bytes per float32 parameter of every kept row.
+        Uploads: 4 bytes per float32 entry of every summed row.
+    bytes_received : int, default=0
+        Downloads of the aggregation itself (none in the clear).
+    seconds : dict of str to float, default={}
+        Compute time per phase (none to report).
     """
 
     total: np.ndarray
     summed: np.ndarray
-    bytes_sent: int = field(default=0)
+    bytes_sent: int = 0
+    bytes_received: int = 0
+    seconds: dict[str, float] = field(default_factory=dict)
 
 
-def server_update(global_parameters, aggregated: Aggregated) -> np.ndarray:
-    """FedAvg's server step: ``θ + total / |summed|`` (``θ`` itself if nobody was summed).
+@dataclass(frozen=True)
+class PlainSum:
+    """The server receives every update in the clear and sums it: FedAvg without secure aggregation.
+
+    Parameters
+    ----------
+    dropout_rate : float, default=0.0
+        Used only when :meth:`aggregate` is called without ``dropped``: each
+        row is then lost with this probability.
+
+    Examples
+    --------
+    >>> out = PlainSum().aggregate(np.array([[1.0, 2.0], [3.0, 4.0], [5.0, 6.0]]), dropped=[1])
+    >>> out.total.tolist(), out.summed.tolist()
+    ([6.0, 8.0], [0, 2])
+    """
+
+    dropout_rate: float = 0.0
+
+    def __post_init__(self) -> None:
+        object.__setattr__(
+            self,
+            "dropout_rate",
+            check_scalar(self.dropout_rate, "dropout_rate", "real", min_val=0.0, max_val=1.0, include_max=False),
+        )
+
+    def aggregate(self, updates, *, dropped=None, random_state: SeedLike = None) -> PlainTotal:
+        """Sum the rows of ``updates`` that did not drop, in float64.
+
+        Parameters
+        ----------
+        updates : array-like of float, shape (n, d)
+            One input per participant.
+        dropped : array-like of int, optional
+            Rows left out; default: each row independently with probability ``dropout_rate``.
+        random_state : int, numpy.random.Generator or None, default=None
+            Draws the dropouts when ``dropped`` is not given.
+
+        Returns
+        -------
+        PlainTotal
+            The sum and the summed rows.
+
+        Raises
+        ------
+        ValueError
+            If ``updates`` is not 2-D or ``dropped`` names a row that does not exist.
+        """
+        U = np.asarray(updates)
+        if U.ndim != 2:
+            raise ValueError(f"updates must be 2-D (n_participants, d), got shape {U.shape}.")
+        n, d = U.shape
+        if dropped is None:
+            lost = check_random_state(random_state).random(n) < self.dropout_rate
+        else:
+            lost = np.zeros(n, dtype=bool)
+            lost[_check_rows(dropped, n, "dropped")] = True
+        summed = np.flatnonzero(~lost)
+        return PlainTotal(total=U[summed].sum(axis=0, dtype=np.float64), summed=summed, bytes_sent=4 * d * summed.size)
+
+
+def _check_rows(rows, n: int, name: str) -> np.ndarray:
+    rows = np.unique(np.asarray(rows, dtype=np.int64).ravel())
+    if rows.size and (rows[0] < 0 or rows[-1] >= n):
+        raise ValueError(f"{name} must be rows in [0, {n}), got {rows.tolist()}.")
+    return rows
+
+
+def fedavg_weights(n_samples, weighting: str = "samples") -> np.ndarray:
+    """FedAvg's weight of each participant, scaled to mean 1.
+
+    Parameters
+    ----------
+    n_samples : array-like of int, shape (n,)
+        The participants' numbers of examples.
+    weighting : {"samples", "uniform"}, default="samples"
+        ``"samples"``: ``n_i / mean(n)`` (McMahan et al.'s ``n_k / n`` up to a
+        constant factor); ``"uniform"``: all ones.
+
+    Returns
+    -------
+    ndarray of float64, shape (n,)
+        Exactly 1 everywhere when the sizes are equal.
+
+    Examples
+    --------
+    >>> fedavg_weights([10, 30]).tolist(), fedavg_weights([40, 40]).tolist()
+    ([0.5, 1.5], [1.0, 1.0])
+    """
+    check_option(weighting, "weighting", ("samples", "uniform"))
+    sizes = np.asarray(n_samples, dtype=np.float64).ravel()
+    if weighting == "uniform" or sizes.size == 0:
+        return np.ones(sizes.size)
+    if np.any(sizes <= 0):
+        raise ValueError("every participant needs a positive number of samples.")
+    return sizes / sizes.mean()
+
+
+def server_update(global_parameters, aggregated: Aggregated, *, weights=None, server_lr: float = 1.0) -> np.ndarray:
+    """FedAvg's server step over the users that were summed: ``θ + η_g · total / Σ_{i∈summed} w_i``.
 
     Parameters
     ----------
     global_parameters : array-like of float32, shape (d,)
         ``θ``.
     aggregated : Aggregated
-        The aggregator's output.
+        ``total`` (the sum of the summed users' ``w_i Δ_i``) and ``summed`` (their rows).
+    weights : array-like of float, shape (n,), optional
+        Every participant's ``w_i`` (rows as in the aggregation); default all ones,
+        so that the step is the plain mean over the summed users.
+    server_lr : float, default=1.0
+        ``η_g``; 1 is FedAvg.
 
     Returns
     -------
     ndarray of float32, shape (d,)
-        The new global parameters.
-    """
-    theta = np.asarray(global_parameters, dtype=np.float32)
-    if len(aggregated.summed) == 0:
-        return theta.copy()
-    return (theta + np.asarray(aggregated.total, dtype=np.float64) / len(aggregated.summed)).astype(np.float32)
-
-
-@dataclass(frozen=True)
-class FedAvgResult:
-    """Parameters after training and one row per round.
-
-    Parameters
-    ----------
-    parameters : ndarray of float32, shape (d,)
-        The global model after the last round.
-    history : pandas.DataFrame
-        Per round: ``round``, ``participants``, ``summed``, ``aborted``, ``accuracy`` (when a test set is
-        given), ``train seconds``, ``aggregate seconds``, ``bytes sent``.
-    """
-
-    parameters: np.ndarray
-    history: pd.DataFrame
-
-
-def fedavg(
-    model: nn.Module,
-    images,
-    labels,
-    clients,
-    *,
-    rounds: int,
-    aggregator: Aggregator | None = None,
-    local_epochs: int = 1,
-    batch_size: int = 32,
-    lr: float = 0.05,
-    start=None,
-    test: tuple | None = None,
-    random_state: SeedLike = None,
-) -> FedAvgResult:
-    """Train one federated model with FedAvg for ``rounds`` rounds over ``clients``.
-
-    Calls ``torch.set_num_threads(1)``: many small models train faster on one
-    thread each than on a thread pool, and a simulation is then reproducible
-    across machines with different core counts.
-
-    Parameters
-    ----------
-    model : torch.nn.Module
-        The architecture; its initial parameters are the start unless ``start`` is given.
-    images : torch.Tensor of shape (n, 1, 28, 28)
-        All examples (float32); clients index into it.
-    labels : torch.Tensor of shape (n,)
-        int64 labels.
-    clients : sequence of array-like of int
-        Each client's example indices.
-    rounds : int
-        Communication rounds ``R``.
-    aggregator : Aggregator, optional
-        Sums each round's updates; default :class:`PlainSum`.
-    local_epochs : int, default=1
-        ``E``, local passes per round.
-    batch_size : int, default=32
-        ``B``.
-    lr : float, default=0.05
-        SGD step size.
-    start : array-like of float32, optional
-        Initial flat parameters (to continue training); default the model's own.
-    test : (images, labels), optional
-        Evaluated after every round.
-    random_state : int, numpy.random.Generator or None, default=None
-        Every round's example orders and aggregation randomness.
-
-    Returns
-    -------
-    FedAvgResult
-        Final parameters and the per-round history.
+        The new global parameters; a copy of ``θ`` when nobody was summed.
 
     Raises
     ------
     ValueError
-        If ``clients`` is empty.
+        If ``total`` does not match ``θ`` or the summed weights are not positive.
+
+    Examples
+    --------
+    >>> out = PlainSum().aggregate(np.array([[1.0], [3.0], [8.0]]), dropped=[2])
+    >>> server_update(np.zeros(1, dtype=np.float32), out).tolist()
+    [2.0]
     """
-    rounds = check_scalar(rounds, "rounds", "int", min_val=0)
-    if len(clients) == 0:
-        raise ValueError("FedAvg needs at least one client.")
-    torch.set_num_threads(1)
-    aggregator = aggregator or PlainSum()
-    theta = get_flat(model) if start is None else np.asarray(start, dtype=np.float32).copy()
-    client_images = [images[torch.as_tensor(np.asarray(c, dtype=np.int64))] for c in clients]
-    client_labels = [labels[torch.as_tensor(np.asarray(c, dtype=np.int64))] for c in clients]
-    if len({len(c) for c in clients}) == 1:
-        client_images, client_labels = torch.stack(client_images), torch.stack(client_labels)
-    rows = []
-    for r, rng in enumerate(spawn_generators(random_state, rounds)):
-        t0 = time.perf_counter()
-        updates = train_clients(
-            model, theta, client_images, client_labels,
-            epochs=local_epochs, batch_size=batch_size, lr=lr, random_state=rng,
-        )  # fmt: skip
-        t1 = time.perf_counter()
+    theta = np.asarray(global_parameters, dtype=np.float32)
+    server_lr = check_scalar(server_lr, "server_lr", "real", min_val=0.0, include_min=False)
+    summed = np.asarray(aggregated.summed, dtype=np.int64)
+    if summed.size == 0:
+        return theta.copy()
+    total = np.asarray(aggregated.total, dtype=np.float64)
+    if total.shape != theta.shape:
+        raise ValueError(f"the aggregated total has shape {total.shape}, the parameters {theta.shape}.")
+    denominator = float(summed.size) if weights is None else float(np.asarray(weights, dtype=np.float64)[summed].sum())
+    if not denominator > 0:
+        raise ValueError(f"the summed users' weights add up to {denominator}; they must be positive.")
+    return (theta + server_lr * total / denominator).astype(np.float32)
+
+
+@dataclass(frozen=True)
+class RoundRecord:
+    """What happened in one round of :class:`FederatedTrainer`.
+
+    Parameters
+    ----------
+    round_index : int
+        0 for the first round; the model after it is version ``round_index + 1``.
+    participants : ndarray of int64
+        Ids of the clients asked to take part.
+    dropped : ndarray of int64
+        Ids of those who dropped out before sending their update (they did not train).
+    summed : ndarray of int64
+        Ids of those whose updates are in the aggregate (all the others, unless the aggregator lost more).
+    aborted : bool
+        The aggregation output nothing (an ``abort_on`` exception); ``θ`` did not change.
+    train_seconds : float
+        Local training of all participants together.
+    aggregate_seconds : float
+        The aggregator's call (secure aggregation: every party's compute, in one process).
+    bytes_sent, bytes_received : int
+        The aggregation's uploads and downloads over all users, as the aggregator counts them
+        (in the clear: 4 bytes per float32 of every summed update).
+    broadcast_bytes : int
+        The global model sent to every participant (4 bytes per parameter each).
+    accuracy : float or None
+        Test accuracy of the model after the round, if evaluated.
+    phase_seconds : dict of str to float
+        The aggregator's own split of its compute time (empty for :class:`PlainSum`).
+    """
+
+    round_index: int
+    participants: np.ndarray
+    dropped: np.ndarray
+    summed: np.ndarray
+    aborted: bool
+    train_seconds: float
+    aggregate_seconds: float
+    bytes_sent: int
+    bytes_received: int
+    broadcast_bytes: int
+    accuracy: float | None = None
+    phase_seconds: dict[str, float] = field(default_factory=dict)
+
+    def as_row(self) -> dict[str, Any]:
+        """The record as scalars, for a table (``pandas.DataFrame([r.as_row() for r in history])``).
+
+        Returns
+        -------
+        dict of str to scalar
+            ``round`` (1-based), ``participants``, ``dropped``, ``summed`` (counts),
+            ``aborted``, ``train seconds``, ``aggregate seconds``, ``bytes sent``,
+            ``bytes received``, ``broadcast bytes`` and ``accuracy`` (NaN if not evaluated).
+        """
+        return {
+            "round": self.round_index + 1,
+            "participants": int(self.participants.size),
+            "dropped": int(self.dropped.size),
+            "summed": int(self.summed.size),
+            "aborted": self.aborted,
+            "train seconds": self.train_seconds,
+            "aggregate seconds": self.aggregate_seconds,
+            "bytes sent": self.bytes_sent,
+            "bytes received": self.bytes_received,
+            "broadcast bytes": self.broadcast_bytes,
+            "accuracy": np.nan if self.accuracy is None else self.accuracy,
+        }
+
+
+_HISTORY_COLUMNS = (
+    "round",
+    "participants",
+    "dropped",
+    "summed",
+    "aborted",
+    "train seconds",
+    "aggregate seconds",
+    "bytes sent",
+    "bytes received",
+    "broadcast bytes",
+    "accuracy",
+)
+
+DropoutRule = Callable[[int, np.ndarray, np.random.Generator], Sequence[int]]
+"""``dropout(round_index, participant_ids, rng) -> ids of the participants who drop`` in that round."""
+
+
+class FederatedTrainer:
+    """FedAvg of one model over a fixed set of clients, round by round, with any aggregator.
+
+    Liu et al. (TDSC 2025) run one such trainer per cluster, with secure
+    aggregation inside; unlearning a user retrains its cluster from scratch:
+    :meth:`remove_clients`, then :meth:`reset` with a fresh seed, then :meth:`run`.
+
+    Every random choice comes from the root seed and the round: the initial
+    model (:func:`init_parameters`), participants and dropouts, each client's
+    example order (:func:`client_generator`: client ``c`` in round ``r``) and
+    the aggregator's randomness. A seed therefore fixes every bit of a run,
+    and two trainers with the same seed and clients agree whatever else ran in
+    between. The entry points set ``torch.set_num_threads(n_threads)``
+    (default 1, see :func:`train_clients`).
+
+    Parameters
+    ----------
+    model : str or torch.nn.Module
+        A :data:`MODELS` name (built for ``X``'s row shape and ``n_classes``)
+        or an architecture without buffers; its parameters are re-drawn from the seed.
+    X : ndarray or torch.Tensor of float, shape (n_samples, ...)
+        All clients' examples (e.g. :func:`fedlib.data.image_array`).
+    y : array-like of int, shape (n_samples,)
+        Labels in ``[0, n_classes)``.
+    clients : sequence of array-like of int
+        Each client's rows of ``X``.
+    n_classes : int, optional
+        Output units when ``model`` is a name; default ``max(y) + 1``.
+    local : LocalSGD, optional
+        Local training; default ``LocalSGD()`` (lr 0.05, batch 32, 1 epoch).
+    aggregator : Aggregator, optional
+        Default :class:`PlainSum`.
+    weighting : {"samples", "uniform"}, default="samples"
+        FedAvg weights (:func:`fedavg_weights`).
+    participation : float, default=1.0
+        Share ``C`` of the clients drawn (uniformly, without replacement) every round; at least one.
+    dropout : float or callable, default=0.0
+        A rate: each participant drops independently with this probability; or
+        ``dropout(round_index, participant_ids, rng) -> ids`` (:data:`DropoutRule`).
+    server_lr : float, default=1.0
+        ``η_g`` of :func:`server_update`.
+    test_data : (X_test, y_test), optional
+        Evaluated after every ``eval_every`` rounds (``accuracy`` in the history).
+    eval_every : int, default=1
+        Rounds between evaluations.
+    client_ids : array-like of int, optional
+        Global ids of the clients (for their training streams and the
+        history); default ``0..n_clients-1``. A user keeps its stream in
+        whichever cluster it is trained.
+    abort_on : tuple of exception types, default=()
+        Exceptions of the aggregator that mean "this round output nothing"
+        (e.g. ``(fedlib.secagg.SecAggAbort,)``): the round is recorded as
+        aborted and ``θ`` stays. Any other exception propagates.
+    keep_checkpoints : bool, default=False
+        Keep the parameters of every version, for :meth:`rollback`.
+    method : {"auto", "vmap", "loop"}, default="auto"
+        Local-training path (:func:`train_clients`).
+    random_state : int, numpy.random.SeedSequence or None, default=0
+        Root seed.
+    n_threads : int or None, default=1
+        torch threads (``None``: leave torch's setting alone).
+
+    Attributes
+    ----------
+    params_ : ndarray of float32, shape (d,)
+        The current global model.
+    round_ : int
+        Rounds completed since the last :meth:`reset` (the version of ``params_``).
+    history_ : list of RoundRecord
+        One record per round since the last :meth:`reset`.
+    checkpoints_ : dict of int to ndarray
+        Version -> parameters (with ``keep_checkpoints``; version 0 is the initial model).
+    client_ids_ : ndarray of int64
+        The current clients' ids.
+    model_ : torch.nn.Module
+        The architecture (its own parameters are not used).
+
+    Raises
+    ------
+    ValueError
+        For labels out of range, empty or out-of-range clients, or bad options.
+
+    Examples
+    --------
+    >>> rng = np.random.default_rng(0)
+    >>> X, y = rng.random((90, 1, 28, 28), dtype=np.float32), rng.integers(0, 3, 90)
+    >>> clients = np.array_split(np.arange(90), 3)
+    >>> trainer = FederatedTrainer("softmax", X, y, clients, random_state=0).run(2)
+    >>> trainer.round_, [r.summed.tolist() for r in trainer.history_]
+    (2, [[0, 1, 2], [0, 1, 2]])
+    """
+
+    def __init__(
+        self,
+        model: str | nn.Module,
+        X,
+        y,
+        clients: Sequence,
+        *,
+        n_classes: int | None = None,
+        local: LocalSGD | None = None,
+        aggregator: Aggregator | None = None,
+        weighting: str = "samples",
+        participation: float = 1.0,
+        dropout: float | DropoutRule = 0.0,
+        server_lr: float = 1.0,
+        test_data: tuple | None = None,
+        eval_every: int = 1,
+        client_ids=None,
+        abort_on: tuple[type[BaseException], ...] = (),
+        keep_checkpoints: bool = False,
+        method: str = "auto",
+        random_state: SeedLike = 0,
+        n_threads: int | None = 1,
+    ) -> None:
+        self._X, self._y = _as_features(X), _as_labels(y)
+        if self._X.shape[0] != self._y.shape[0]:
+            raise ValueError(f"X has {self._X.shape[0]} rows but y has {self._y.shape[0]}.")
+        if self._y.numel() and int(self._y.min()) < 0:
+            raise ValueError("labels must be >= 0.")
+        self.clients_ = _check_clients(clients, self._X.shape[0])
+        n = len(self.clients_)
+        ids = np.arange(n, dtype=np.int64) if client_ids is None else np.asarray(client_ids, dtype=np.int64).ravel()
+        if ids.shape != (n,) or np.unique(ids).size != n:
+            raise ValueError(f"client_ids must hold {n} distinct ids, got {ids.tolist()}.")
+        self.client_ids_ = ids
+        self.local = LocalSGD() if local is None else local
+        if not isinstance(self.local, LocalSGD):
+            raise TypeError(f"local must be a LocalSGD, got {type(self.local).__name__}.")
+        self.aggregator = PlainSum() if aggregator is None else aggregator
+        if not callable(getattr(self.aggregator, "aggregate", None)):
+            raise TypeError(
+                f"aggregator must have an aggregate(updates, *, dropped, random_state) method: {aggregator!r}."
+            )
+        self.weighting = check_option(weighting, "weighting", ("samples", "uniform"))
+        self.participation = check_scalar(
+            participation, "participation", "real", min_val=0.0, max_val=1.0, include_min=False
+        )
+        if callable(dropout):
+            self.dropout = dropout
+        else:
+            self.dropout = check_scalar(dropout, "dropout", "real", min_val=0.0, max_val=1.0, include_max=False)
+        self.server_lr = check_scalar(server_lr, "server_lr", "real", min_val=0.0, include_min=False)
+        self.eval_every = check_scalar(eval_every, "eval_every", "int", min_val=1)
+        self.abort_on = tuple(abort_on)
+        if not all(isinstance(e, type) and issubclass(e, BaseException) for e in self.abort_on):
+            raise TypeError(f"abort_on must be a tuple of exception types, got {abort_on!r}.")
+        self.keep_checkpoints = bool(keep_checkpoints)
+        self.method = check_option(method, "method", ("auto", "vmap", "loop"))
+        self.n_threads = None if n_threads is None else check_scalar(n_threads, "n_threads", "int", min_val=1)
+        if isinstance(model, str):
+            classes = int(self._y.max()) + 1 if n_classes is None else n_classes
+            model = make_model(model, max(classes, 2), seed=0, input_shape=tuple(self._X.shape[1:]))
+        elif not isinstance(model, nn.Module):
+            raise TypeError(f"model must be a model name or a torch.nn.Module, got {type(model).__name__}.")
+        self.model_ = model
+        self._layout = ParameterLayout(model)
+        with torch.no_grad():
+            n_out = int(model(self._X[:1]).shape[-1])
+        if int(self._y.max()) >= n_out:
+            raise ValueError(
+                f"labels must lie in [0, {n_out}) for a model with {n_out} outputs; found {int(self._y.max())}."
+            )
+        if test_data is not None:
+            X_test, y_test = test_data
+            self._test = (_as_features(X_test), _as_labels(y_test))
+            if self._test[0].shape[0] != self._test[1].shape[0]:
+                raise ValueError("test_data: X_test and y_test differ in length.")
+        else:
+            self._test = None
+        self.reset(random_state)
+
+    @property
+    def n_clients(self) -> int:
+        """Number of current clients."""
+        return len(self.clients_)
+
+    @property
+    def n_parameters(self) -> int:
+        """``d``, the length of :attr:`params_`."""
+        return self._layout.n_parameters
+
+    def reset(self, random_state: SeedLike = None, *, parameters=None) -> FederatedTrainer:
+        """Start over: a new initial model from the seed, round 0, empty history.
+
+        Parameters
+        ----------
+        random_state : int, numpy.random.SeedSequence or None, optional
+            The new root seed; ``None`` keeps the current one (the same initial
+            model and streams). Liu et al. retrain from scratch: pass a fresh seed.
+        parameters : array-like of float32, shape (d,), optional
+            Start from these parameters instead of a seeded initialisation.
+
+        Returns
+        -------
+        FederatedTrainer
+            ``self``.
+        """
+        if random_state is not None or not hasattr(self, "_root"):
+            self._root = root_sequence(random_state)
+        if parameters is None:
+            init_parameters(self.model_, seed=np.random.default_rng(_child(self._root, _INIT)))
+            self.params_ = get_flat(self.model_)
+        else:
+            self.params_ = np.array(parameters, dtype=np.float32)
+            if self.params_.shape != (self.n_parameters,):
+                raise ValueError(f"parameters must have shape ({self.n_parameters},), got {self.params_.shape}.")
+        self.round_ = 0
+        self.history_: list[RoundRecord] = []
+        self.checkpoints_: dict[int, np.ndarray] = {0: self.params_.copy()} if self.keep_checkpoints else {}
+        return self
+
+    def remove_clients(self, client_ids) -> FederatedTrainer:
+        """Forget some clients: later rounds train without them (the model is not changed; see :meth:`reset`).
+
+        Parameters
+        ----------
+        client_ids : array-like of int
+            Ids (as in :attr:`client_ids_`) of the clients to remove.
+
+        Returns
+        -------
+        FederatedTrainer
+            ``self``.
+
+        Raises
+        ------
+        ValueError
+            If an id is not a current client, or no client would remain.
+        """
+        gone = np.asarray(client_ids, dtype=np.int64).ravel()
+        unknown = np.setdiff1d(gone, self.client_ids_)
+        if unknown.size:
+            raise ValueError(f"clients {unknown.tolist()} are not clients of this trainer.")
+        keep = ~np.isin(self.client_ids_, gone)
+        if not keep.any():
+            raise ValueError("removing these clients would leave none.")
+        self.clients_ = [c for c, k in zip(self.clients_, keep, strict=True) if k]
+        self.client_ids_ = self.client_ids_[keep]
+        return self
+
+    def _draw_round(self, round_index: int) -> tuple[np.ndarray, np.ndarray]:
+        """Positions of this round's participants, and the positions (among them) of those who drop."""
+        rng = np.random.default_rng(_child(self._root, _ROUND, round_index))
+        n = self.n_clients
+        if self.participation < 1.0:
+            m = max(1, round(self.participation * n))
+            participants = np.sort(rng.choice(n, size=m, replace=False))
+        else:
+            participants = np.arange(n)
+        if callable(self.dropout):
+            ids = self.client_ids_[participants]
+            chosen = np.asarray(self.dropout(round_index, ids.copy(), rng), dtype=np.int64).ravel()
+            outside = np.setdiff1d(chosen, ids)
+            if outside.size:
+                raise ValueError(f"the dropout rule returned ids {outside.tolist()} that are not participants.")
+            dropped = np.flatnonzero(np.isin(ids, chosen))
+        elif self.dropout > 0:
+            dropped = np.flatnonzero(rng.random(participants.size) < self.dropout)
+        else:
+            dropped = np.array([], dtype=np.int64)
+        return participants, dropped
+
+    def local_updates(
+        self, positions, *, start=None, round_index: int | None = None, base_version=None
+    ) -> ClientUpdates:
+        """Local training of some clients (the client half of a round, for a custom server loop).
+
+        Parameters
+        ----------
+        positions : array-like of int
+            Positions of the clients in :attr:`client_ids_`; the result's rows follow this order.
+        start : array-like of float32, shape (d,) or (n, d), optional
+            Where they start (row ``i`` for ``positions[i]``); default :attr:`params_`.
+        round_index : int, optional
+            Selects the example orders; default :attr:`round_`.
+        base_version : int or array-like of int, optional
+            Version of ``start``; default :attr:`round_`.
+
+        Returns
+        -------
+        ClientUpdates
+            Their trained parameters.
+
+        Raises
+        ------
+        ValueError
+            If a position is not that of a current client.
+        """
+        # in the order given (not sorted): row i of a per-client ``start`` belongs to ``positions[i]``
+        positions = np.asarray(positions, dtype=np.int64).ravel()
+        if positions.size and (positions.min() < 0 or positions.max() >= self.n_clients):
+            raise ValueError(f"positions must be rows in [0, {self.n_clients}), got {positions.tolist()}.")
+        r = self.round_ if round_index is None else round_index
+        return train_clients(
+            self.model_,
+            self.params_ if start is None else start,
+            self._X,
+            self._y,
+            [self.clients_[p] for p in positions],
+            config=self.local,
+            round_index=r,
+            client_ids=self.client_ids_[positions],
+            base_version=self.round_ if base_version is None else base_version,
+            random_state=self._root,
+            method=self.method,
+            n_threads=self.n_threads,
+        )
+
+    def step(self) -> RoundRecord:
+        """Run one round and return its record.
+
+        Returns
+        -------
+        RoundRecord
+            Participants, dropouts, summed users, times, bytes and (if due) test accuracy.
+
+        Raises
+        ------
+        ValueError
+            If the aggregator reports summing a user who dropped.
+        """
+        r = self.round_
+        participants, dropped = self._draw_round(r)
+        n, d = participants.size, self.n_parameters
+        stays = np.setdiff1d(np.arange(n), dropped)
+        sizes = np.array([len(self.clients_[p]) for p in participants])
+        weights = fedavg_weights(sizes, self.weighting)
+        inputs = np.zeros((n, d), dtype=np.float32)
+        train_seconds = 0.0
+        if stays.size:
+            updates = self.local_updates(participants[stays])
+            train_seconds = updates.seconds
+            deltas = updates.deltas
+            inputs[stays] = (
+                deltas if np.all(weights[stays] == 1.0) else deltas * weights[stays, None].astype(np.float32)
+            )
+        began = time.perf_counter()
+        rng = np.random.default_rng(_child(self._root, _AGGREGATE, r))
         try:
-            aggregated = aggregator.aggregate(updates, random_state=rng)
-            theta, aborted, summed = server_update(theta, aggregated), False, len(aggregated.summed)
-            sent = int(getattr(aggregated, "bytes_sent", 0)) or 4 * updates.shape[1] * summed
-        except SecAggAbort:  # the round outputs nothing; θ stays
-            aborted, summed, sent = True, 0, 0
-        t2 = time.perf_counter()
-        row = {"round": r + 1, "participants": len(clients), "summed": summed, "aborted": aborted,
-               "train seconds": t1 - t0, "aggregate seconds": t2 - t1, "bytes sent": sent}  # fmt: skip
-        if test is not None:
-            row["accuracy"] = accuracy(model, test[0], test[1], parameters=theta)
-        rows.append(row)
-    return FedAvgResult(parameters=theta, history=pd.DataFrame(rows))
+            aggregated = self.aggregator.aggregate(inputs, dropped=dropped, random_state=rng)
+        except self.abort_on:
+            aggregated = None
+        aggregate_seconds = time.perf_counter() - began
+        if aggregated is None:
+            summed, sent, received, phases = np.array([], dtype=np.int64), 0, 0, {}
+        else:
+            summed = np.asarray(aggregated.summed, dtype=np.int64)
+            if np.isin(summed, dropped).any():
+                raise ValueError(
+                    f"the aggregator summed rows {np.intersect1d(summed, dropped).tolist()} that dropped out."
+                )
+            self.params_ = server_update(self.params_, aggregated, weights=weights, server_lr=self.server_lr)
+            sent = int(getattr(aggregated, "bytes_sent", 4 * d * summed.size))
+            received = int(getattr(aggregated, "bytes_received", 0))
+            phases = dict(getattr(aggregated, "seconds", {}) or {})
+        self.round_ += 1
+        if self.keep_checkpoints:
+            self.checkpoints_[self.round_] = self.params_.copy()
+        acc = self.evaluate() if self._test is not None and self.round_ % self.eval_every == 0 else None
+        ids = self.client_ids_[participants]
+        record = RoundRecord(
+            round_index=r,
+            participants=ids,
+            dropped=ids[dropped],
+            summed=ids[summed],
+            aborted=aggregated is None,
+            train_seconds=train_seconds,
+            aggregate_seconds=aggregate_seconds,
+            bytes_sent=sent,
+            bytes_received=received,
+            broadcast_bytes=4 * d * n,
+            accuracy=acc,
+            phase_seconds=phases,
+        )
+        self.history_.append(record)
+        return record
+
+    def run(self, n_rounds: int) -> FederatedTrainer:
+        """Run ``n_rounds`` more rounds (continuing from the current model).
+
+        Parameters
+        ----------
+        n_rounds : int
+            Rounds to run (0 is allowed).
+
+        Returns
+        -------
+        FederatedTrainer
+            ``self``.
+        """
+        n_rounds = check_scalar(n_rounds, "n_rounds", "int", min_val=0)
+        for _ in range(n_rounds):
+            self.step()
+        return self
+
+    def rollback(self, version: int) -> FederatedTrainer:
+        """Return to the model of an earlier version and forget the rounds after it (KNOT's rollback).
+
+        Later rounds reuse the seeds of the rounds they replace, as a retrained
+        system with restored random states would.
+
+        Parameters
+        ----------
+        version : int
+            A kept version, in ``[0, round_]``.
+
+        Returns
+        -------
+        FederatedTrainer
+            ``self``.
+
+        Raises
+        ------
+        ValueError
+            Without ``keep_checkpoints``, or for a version that was not kept.
+        """
+        version = check_scalar(version, "version", "int", min_val=0, max_val=self.round_)
+        if version not in self.checkpoints_:
+            raise ValueError(f"version {version} was not kept: create the trainer with keep_checkpoints=True.")
+        self.params_ = self.checkpoints_[version].copy()
+        self.round_ = version
+        self.history_ = [h for h in self.history_ if h.round_index < version]
+        self.checkpoints_ = {v: p for v, p in self.checkpoints_.items() if v <= version}
+        return self
+
+    def evaluate(self, X=None, y=None) -> float:
+        """Accuracy of the current model on ``(X, y)``, default the trainer's test data.
+
+        Parameters
+        ----------
+        X : ndarray or torch.Tensor of float, optional
+            Inputs; with ``y``.
+        y : array-like of int, optional
+            Labels.
+
+        Returns
+        -------
+        float
+            Accuracy in ``[0, 1]``.
+
+        Raises
+        ------
+        ValueError
+            Without data to evaluate on.
+        """
+        if X is None and y is None:
+            if self._test is None:
+                raise ValueError("no test data: pass X and y, or create the trainer with test_data.")
+            X, y = self._test
+        elif X is None or y is None:
+            raise ValueError("pass both X and y.")
+        return float(accuracy(self.model_, X, y, parameters=self.params_, n_threads=self.n_threads))
+
+    def history_table(self) -> dict[str, list]:
+        """The history as columns (``pandas.DataFrame(trainer.history_table())``).
+
+        Returns
+        -------
+        dict of str to list
+            The columns of :meth:`RoundRecord.as_row`, one entry per round.
+        """
+        rows = [record.as_row() for record in self.history_]
+        return {key: [row[key] for row in rows] for key in _HISTORY_COLUMNS}
+
+
+def fedavg(
+    model: str | nn.Module,
+    X,
+    y,
+    clients: Sequence,
+    *,
+    rounds: int,
+    **options,
+) -> FederatedTrainer:
+    """Train one model with FedAvg for ``rounds`` rounds: ``FederatedTrainer(...).run(rounds)``.
+
+    Parameters
+    ----------
+    model : str or torch.nn.Module
+        A :data:`MODELS` name or an architecture.
+    X : ndarray or torch.Tensor of float, shape (n_samples, ...)
+        All clients' examples.
+    y : array-like of int, shape (n_samples,)
+        Labels.
+    clients : sequence of array-like of int
+        Each client's rows.
+    rounds : int
+        Communication rounds ``R``.
+    **options
+        Any keyword of :class:`FederatedTrainer` (``local``, ``aggregator``,
+        ``dropout``, ``test_data``, ``random_state``, ...).
+
+    Returns
+    -------
+    FederatedTrainer
+        After ``rounds`` rounds: ``params_``, ``history_``.
+
+    Examples
+    --------
+    >>> rng = np.random.default_rng(0)
+    >>> X, y = rng.random((40, 5), dtype=np.float32), rng.integers(0, 2, 40)
+    >>> fedavg("softmax", X, y, np.array_split(np.arange(40), 4), rounds=3).round_
+    3
+    """
+    return FederatedTrainer(model, X, y, clients, **options).run(rounds)
