@@ -10,9 +10,14 @@
   probabilities of Requirements 1, 2 and 4, the exact unlearning capacity, Monte Carlo of
   Requirements 1-4 over random clusterings (:func:`assign_clusters`, Alg. 1) and the retraining costs
   of Remark 1.
+- :class:`ClusteredUnlearning` (Liu et al. 2025, Alg. 1 and Fig. 1): users split into random
+  clusters, FedAvg with secure aggregation inside each, a :func:`majority_vote` of the cluster
+  models, and exact unlearning by retraining only the affected clusters; requests past
+  Requirement 4 raise :class:`UnlearningCapacityError`.
 """
 
 from fedlib.unlearn._audit import AuditResult, audit_seeding_unlearning, shortcut_unlearn_kmeans_plusplus
+from fedlib.unlearn._clustered import ClusteredUnlearning, UnlearningCapacityError, UnlearningReport
 from fedlib.unlearn._dckm import DCKMeans
 from fedlib.unlearn._mufc import MUFC
 from fedlib.unlearn._pargen import (
@@ -42,16 +47,21 @@ from fedlib.unlearn._pargen import (
 )
 from fedlib.unlearn._report import RemovalReport
 from fedlib.unlearn._seeding import SeedingUnlearning, unlearn_kmeans_plusplus
+from fedlib.unlearn._voting import VoteResult, majority_vote
 
 __all__ = [
     "MUFC",
     "AuditResult",
+    "ClusteredUnlearning",
     "DCKMeans",
     "InfeasibleParameters",
     "ParGenResult",
     "RemovalReport",
     "RequirementRisk",
     "SeedingUnlearning",
+    "UnlearningCapacityError",
+    "UnlearningReport",
+    "VoteResult",
     "assign_clusters",
     "audit_seeding_unlearning",
     "balanced_cluster_sizes",
@@ -64,6 +74,7 @@ __all__ = [
     "f_batch_capacity",
     "harary_connected",
     "harary_degree",
+    "majority_vote",
     "overflow_probability",
     "pargen",
     "r4_failure_probability",

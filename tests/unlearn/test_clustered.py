@@ -1,0 +1,152 @@
+"""Clustered federated unlearning (Liu et al. 2025): exactness, isolation of clusters, Requirement 4, voting."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+from hypothesis.extra.numpy import arrays
+
+from fedlib.learn import LocalSGD
+from fedlib.unlearn import ClusteredUnlearning, UnlearningCapacityError, majority_vote
+
+
+@pytest.fixture(scope="module")
+def task():
+    """Two separable classes, 24 users of 10 examples, a held-out test set."""
+    rng = np.random.default_rng(0)
+    centres = rng.normal(0, 1.5, (2, 6)).astype(np.float32)
+    y = rng.integers(0, 2, 340)
+    X = (centres[y] + rng.normal(0, 1, (340, 6))).astype(np.float32)
+    users = np.array_split(np.arange(240), 24)
+    return X[:240], y[:240], users, (X[240:], y[240:])
+
+
+def make(task, **options):
+    X, y, users, test = task
+    defaults = dict(
+        cluster_size=8, rounds=3, local=LocalSGD(lr=0.1, batch_size=5), threshold_rate=0.5,
+        test_data=test, random_state=3,
+    )  # fmt: skip
+    return ClusteredUnlearning("softmax", X, y, users, **{**defaults, **options})
+
+
+def test_clusters_partition_the_users_and_training_learns(task):
+    fu = make(task, secure=False).fit()
+    ids = np.sort(np.concatenate(fu.clusters_))
+    np.testing.assert_array_equal(ids, np.arange(24))
+    assert fu.n_clusters == 3 and fu.thresholds == (4, 4, 4)
+    assert [h["round"] for h in fu.history_] == [1, 2, 3]
+    assert fu.history_[-1]["vote accuracy"] > 0.8 and fu.history_[-1]["mean cluster accuracy"] > 0.8
+
+
+def test_same_seed_same_bits_and_secure_close_to_plain(task):
+    a, b = make(task).fit(), make(task).fit()
+    for ta, tb in zip(a.trainers_, b.trainers_, strict=True):
+        np.testing.assert_array_equal(ta.params_, tb.params_)
+    plain = make(task, secure=False).fit()
+    for ts, tp in zip(a.trainers_, plain.trainers_, strict=True):
+        np.testing.assert_allclose(ts.params_, tp.params_, atol=1e-4)
+        assert ts.history_[0].bytes_sent > tp.history_[0].bytes_sent  # keys, shares and masks cost bytes
+
+
+def test_unlearning_retrains_only_the_affected_cluster_exactly(task):
+    fu = make(task).fit()
+    before = [t.params_.copy() for t in fu.trainers_]
+    user = int(fu.clusters_[1][2])
+    report = fu.unlearn([user])
+    assert report.clusters.tolist() == [1] and report.users_retrained == 7 and report.rounds == 3
+    assert fu.generation_.tolist() == [0, 1, 0] and fu.unlearned_ == [user]
+    for i in (0, 2):  # other clusters: bit-identical
+        np.testing.assert_array_equal(fu.trainers_[i].params_, before[i])
+    assert not np.array_equal(fu.trainers_[1].params_, before[1])
+    # retraining equals training from scratch without the user, and never reads the user's rows
+    X_poisoned = task[0].copy()
+    X_poisoned[fu.users[user]] = np.nan
+    reference = fu.fresh_trainer(1, X=X_poisoned).run(3)
+    np.testing.assert_array_equal(reference.params_, fu.trainers_[1].params_)
+    assert user not in fu.trainers_[1].client_ids_
+
+
+def test_batch_retrains_each_cluster_once_and_sequential_once_per_request(task):
+    batch = make(task, secure=False).fit()
+    users = [int(batch.clusters_[0][0]), int(batch.clusters_[0][1]), int(batch.clusters_[2][0])]
+    report = batch.unlearn(users)
+    assert report.clusters.tolist() == [0, 2] and report.users_retrained == 6 + 7
+    sequential = make(task, secure=False).fit()
+    reports = [sequential.unlearn([u]) for u in users]
+    assert [r.users_retrained for r in reports] == [7, 6, 7]
+    assert sequential.generation_.tolist() == [2, 0, 1] and batch.generation_.tolist() == [1, 0, 1]
+
+
+def test_bad_requests_raise_before_anything_changes(task):
+    fu = make(task, secure=False, removal_rate=0.25, max_requests=4).fit()
+    first = int(fu.clusters_[0][0])
+    fu.unlearn([first])
+    with pytest.raises(ValueError, match="not users of this system"):
+        fu.unlearn([24])
+    with pytest.raises(ValueError, match="already unlearned"):
+        fu.unlearn([first])
+    with pytest.raises(ValueError, match="more than once"):
+        fu.unlearn([3, 3])
+    two_more = [int(u) for u in fu.members_[0][:2]]
+    with pytest.raises(UnlearningCapacityError, match=r"cap floor\(zeta \* k_i\) = 2"):
+        fu.unlearn(two_more)
+    with pytest.raises(UnlearningCapacityError, match="tau = 4"):
+        fu.unlearn([int(fu.clusters_[1][0]), int(fu.clusters_[1][1]), int(fu.clusters_[2][0]), int(fu.clusters_[2][1])])
+    assert fu.unlearned_ == [first] and fu.generation_.tolist() == [1, 0, 0]
+
+
+def test_cluster_too_small_for_secure_aggregation_raises(task):
+    with pytest.raises(ValueError, match="at least 3 users per cluster"):
+        make(task, cluster_size=2)
+
+
+def test_too_many_dropouts_abort_rounds_and_keep_the_model(task):
+    fu = make(task, threshold_rate=0.8, dropout=0.5).fit()
+    aborted = [r for t in fu.trainers_ for r in t.history_ if r.aborted]
+    assert aborted, "t = ceil(0.8 k) = 7 of 8 with half the users dropping must abort some rounds"
+    assert fu.aborted_rounds() == len(aborted)
+    assert all(r.summed.size == 0 for r in aborted)
+
+
+def test_unlearning_past_the_fixed_threshold_fails_loudly(task):
+    with pytest.raises(ValueError, match="fewer than t = ceil"):
+        make(task, threshold_rate=0.9)  # t = 8 of k = 8: 7 holders per user
+    fu = make(task, threshold_rate=0.8).fit()  # t = 7: one unlearned user leaves 6 holders per user
+    with pytest.raises(UnlearningCapacityError, match="Requirement 2"):
+        fu.unlearn([int(fu.clusters_[0][0])])
+    assert fu.unlearned_ == [] and fu.generation_.tolist() == [0, 0, 0]
+    assert make(task, threshold_rate=0.8, secure=False).fit().unlearn([0]).users_retrained == 7
+
+
+def test_one_cluster_is_global_fedavg_with_full_retraining(task):
+    fu = make(task, cluster_size=24, secure=False).fit()
+    assert fu.n_clusters == 1
+    report = fu.unlearn([5])
+    assert report.users_retrained == 23
+
+
+@settings(max_examples=60, deadline=None)
+@given(arrays(np.float64, st.tuples(st.integers(1, 5), st.integers(1, 6), st.integers(1, 4)), elements=st.floats(0, 1)))
+def test_majority_vote_picks_a_most_voted_label(P):
+    out = majority_vote(P)
+    votes = np.zeros((P.shape[1], P.shape[2]), dtype=int)
+    for m in range(P.shape[0]):
+        votes[np.arange(P.shape[1]), P[m].argmax(axis=1)] += 1
+    np.testing.assert_array_equal(out.votes, votes)
+    chosen = votes[np.arange(P.shape[1]), out.labels]
+    np.testing.assert_array_equal(chosen, votes.max(axis=1))
+    np.testing.assert_array_equal(out.tied, (votes == votes.max(axis=1, keepdims=True)).sum(axis=1) > 1)
+    # among the leaders, the winner has the largest summed probability, and the lowest label among equals
+    summed = P.sum(axis=0)
+    for q in np.flatnonzero(out.tied):
+        leaders = np.flatnonzero(votes[q] == votes[q].max())
+        best = leaders[summed[q, leaders] == summed[q, leaders].max()]
+        assert out.labels[q] == best.min()
+
+
+def test_majority_vote_rejects_bad_shapes():
+    with pytest.raises(ValueError, match="n_models, n, n_classes"):
+        majority_vote(np.ones((3, 4)))
