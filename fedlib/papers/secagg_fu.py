@@ -70,6 +70,16 @@ CLAIMS: dict[str, str] = {
     "fig5_capacity": "a consistent increase in the unlearning capacity with the rise in the number of users (Fig. 5)",
     "remark6": "k > N, so clustering is infeasible, for N ≤ 50 with δ = 0.1, γ = 0.2 (Remark 6)",
     "worked_example": "N = 200, γ = δ = 0.1, ξ = 0.7, ζ = 0.1, σ = η = 40 need k = 60 (Sec. IV)",
+    "fig67_trend": "larger clusters typically result in faster convergence but at the expense of achieved accuracy "
+    "(Figs. 6-7)",
+    "fig67_complex": "This trend is particularly pronounced in more complex ML models compared to simpler models "
+    "(Figs. 6-7)",
+    "fig89_gamma_delta": "a larger value of δ and γ typically leads to a lower accuracy of the unlearned model "
+    "(Figs. 8-9)",
+    "remark5_vote": "a portion of this lost accuracy can be recovered through the voting operation (Remark 5)",
+    "remark2_secagg": "larger clusters can slow down the SecAgg+ protocol due to underlying user-pair-wise key "
+    "exchanges (Remark 2)",
+    "comparable": "our proposed scheme achieves comparable unlearning effectiveness (Abstract)",
     "pargen_optimal": "ParGen is designed to generate the smallest k and the largest τ_seq and τ_bat for a "
     "(σ, η)-good clustering-based scheme (Sec. IV)",
 }

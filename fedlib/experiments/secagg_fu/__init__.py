@@ -4,6 +4,10 @@ Participation" (IEEE TDSC 2025).
 - ParGen (Alg. 2) and the theory of the clustered scheme: Figs. 4-5 grids, the worked example, the exact unlearning
   capacity, Monte Carlo of Requirements 1-4, Remark 1's retraining costs, the errata and the verdicts on the
   paper's claims.
+- :mod:`~fedlib.experiments.secagg_fu.protocol`: SecAgg(+) inside one cluster (Fig. 3, thresholds, coalitions,
+  dropouts, Figs. 10-11 costs).
+- :mod:`~fedlib.experiments.secagg_fu.learning`: training and unlearning with clusters (Figs. 6-9): data, ParGen's
+  designs, convergence, sequential and batch unlearning against global FedAvg, exactness and dropout checks.
 """
 
 from fedlib.experiments.secagg_fu._pargen import (
