@@ -194,6 +194,8 @@ class ClusteredUnlearning:
     history_ : list of dict
         Per evaluated round of the first training: ``round``, ``vote accuracy``,
         ``mean cluster accuracy``, ``min cluster accuracy``, ``max cluster accuracy``, ``tie rate``.
+    round_ : int
+        Rounds run by :meth:`run` (and :meth:`fit`) so far.
 
     Raises
     ------
@@ -293,6 +295,7 @@ class ClusteredUnlearning:
         self._X, self._y, self._local, self._method = X, y, local, method
         self.trainers_ = [self.fresh_trainer(i) for i in range(self.n_clusters)]
         self.history_: list[dict] = []
+        self.round_ = 0
         self._proba_cache: dict[int, tuple[tuple[int, int], np.ndarray]] = {}
 
     # -- configuration ------------------------------------------------------------------------------------------------
@@ -366,17 +369,47 @@ class ClusteredUnlearning:
     # -- training and evaluation --------------------------------------------------------------------------------------
 
     def fit(self) -> ClusteredUnlearning:
-        """Train every cluster model for ``rounds`` rounds, all clusters in step, evaluating as configured.
+        """Train every cluster model until it has run ``rounds`` rounds, all clusters in step.
 
         Returns
         -------
         ClusteredUnlearning
             ``self``.
         """
-        self.history_ = self._train(range(self.n_clusters))
+        return self.run(self.rounds - min(t.round_ for t in self.trainers_))
+
+    def run(self, n_rounds: int) -> ClusteredUnlearning:
+        """Run ``n_rounds`` more rounds of every cluster that has not yet run ``rounds`` rounds.
+
+        Training can be interleaved with unlearning: a cluster reset by
+        ``unlearn(..., retrain=False)`` starts again from round 0 and catches up
+        here while the others finish (users leaving during training).
+        Evaluations go to :attr:`history_`, numbered by the system's round.
+
+        Parameters
+        ----------
+        n_rounds : int
+            Rounds to run (0 is allowed).
+
+        Returns
+        -------
+        ClusteredUnlearning
+            ``self``.
+        """
+        n_rounds = check_scalar(n_rounds, "n_rounds", "int", min_val=0)
+        for _ in range(n_rounds):
+            behind = [i for i, t in enumerate(self.trainers_) if t.round_ < self.rounds]
+            if not behind:
+                break
+            for i in behind:
+                self.trainers_[i].step()
+            self.round_ += 1
+            if self._test is not None and self.round_ % self.eval_every == 0:
+                self.history_.append({"round": self.round_, **self.evaluate()})
         return self
 
     def _train(self, clusters) -> list[dict]:
+        """Retrain some clusters from round 0 to ``rounds``, the others fixed; the evaluation curve."""
         clusters = list(clusters)
         curve = []
         for r in range(1, self.rounds + 1):
@@ -524,7 +557,7 @@ class ClusteredUnlearning:
                     )
         return ids
 
-    def unlearn(self, user_ids) -> UnlearningReport:
+    def unlearn(self, user_ids, *, retrain: bool = True) -> UnlearningReport:
         """Unlearn users as one batch: remove them and retrain each affected cluster once, from a fresh seed.
 
         A sequence of single requests (the paper's sequential setting) is one
@@ -534,6 +567,10 @@ class ClusteredUnlearning:
         ----------
         user_ids : array-like of int
             The users to forget.
+        retrain : bool, default=True
+            Retrain the affected clusters for ``rounds`` rounds now. ``False``
+            only removes the users and re-initialises their clusters, which
+            then train in later :meth:`run` calls (a request during training).
 
         Returns
         -------
@@ -557,13 +594,13 @@ class ClusteredUnlearning:
             self.generation_[i] += 1
             self.trainers_[i] = self.fresh_trainer(int(i))
         self.unlearned_.extend(ids.tolist())
-        curve = self._train(affected)
-        records = [record for i in affected for record in self.trainers_[i].history_]  # reset() emptied them
+        curve = self._train(affected) if retrain else []
+        records = [record for i in affected for record in self.trainers_[i].history_]  # fresh trainers
         return UnlearningReport(
             requested=ids,
             clusters=affected.astype(np.int64),
             users_retrained=int(sum(self.members_[i].size for i in affected)),
-            rounds=self.rounds,
+            rounds=self.rounds if retrain else 0,
             aborted_rounds=int(sum(r.aborted for r in records)),
             train_seconds=float(sum(r.train_seconds for r in records)),
             aggregate_seconds=float(sum(r.aggregate_seconds for r in records)),

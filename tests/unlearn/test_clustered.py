@@ -80,6 +80,21 @@ def test_batch_retrains_each_cluster_once_and_sequential_once_per_request(task):
     assert sequential.generation_.tolist() == [2, 0, 1] and batch.generation_.tolist() == [1, 0, 1]
 
 
+def test_a_user_leaving_during_training_restarts_only_its_cluster(task):
+    finished = make(task).fit()
+    fu = make(task).run(2)
+    assert fu.round_ == 2 and [t.round_ for t in fu.trainers_] == [2, 2, 2]
+    user = int(fu.clusters_[2][0])
+    report = fu.unlearn([user], retrain=False)
+    assert report.rounds == 0 and fu.trainers_[2].round_ == 0
+    fu.fit()  # the two untouched clusters finish their third round while cluster 2 starts over
+    assert [t.round_ for t in fu.trainers_] == [3, 3, 3] and fu.round_ == 5
+    for i in (0, 1):
+        np.testing.assert_array_equal(fu.trainers_[i].params_, finished.trainers_[i].params_)
+    np.testing.assert_array_equal(fu.trainers_[2].params_, fu.fresh_trainer(2).run(3).params_)
+    assert [h["round"] for h in fu.history_] == [1, 2, 3, 4, 5]
+
+
 def test_bad_requests_raise_before_anything_changes(task):
     fu = make(task, secure=False, removal_rate=0.25, max_requests=4).fit()
     first = int(fu.clusters_[0][0])
