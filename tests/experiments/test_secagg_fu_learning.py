@@ -91,3 +91,15 @@ def test_convergence_unlearning_and_exactness_end_to_end(images, design):
     events, _ = experiments.unlearning_run(clustered, clustered.clusters_[0][:2], mode="sequential")
     assert events["refused"].tolist()[0] == "" and "cap floor(zeta * k_i) = 1" in events["refused"].tolist()[1]
     assert isinstance(experiments.dropout_table(clustered), pd.DataFrame)
+
+
+def test_femnist_users_are_writers_with_their_own_images():
+    femnist = experiments.load_federated_images("FEMNIST", n_users=10, per_user=30, n_test=200, random_state=0)
+    assert femnist.n_users == 10 and all(1 <= len(u) <= 30 for u in femnist.users)
+    rows = np.concatenate(femnist.users)
+    np.testing.assert_array_equal(np.sort(rows), np.arange(femnist.X.shape[0]))  # every image to exactly one user
+    if femnist.is_standin:
+        pytest.skip("FEMNIST sample not available: the stand-in has no writers")
+    assert 0 < femnist.X_test.shape[0] <= 200 and femnist.y.max() < 62
+    with pytest.raises(ValueError, match="writers"):
+        experiments.load_federated_images("FEMNIST", n_users=500, per_user=30, n_test=10)
