@@ -58,17 +58,21 @@ class SecureAggregator:
     degree : int or None
         Harary degree ``m`` of the masking graph; ``None`` for the complete graph (SecAgg).
     threshold_rate : float
-        ``ξ``: ``t = ⌈ξ·m⌉`` with shares among neighbours, ``⌈ξ·n⌉`` with ``share_holders="all"``.
+        ``ξ``: ``t = ⌈ξ·h⌉`` of the ``h`` holders of a user's shares, itself
+        included: ``h = m + 1`` with shares among neighbours, ``h = n`` with
+        ``share_holders="all"``.
     clip : float, default=1.0
         ``B``: each coordinate of an update is clipped to ``[-B, B]`` before encoding.
     share_holders : {"neighbors", "all"}, default="neighbors"
-        Who holds a user's Shamir shares.
+        Who holds a user's Shamir shares besides the user itself.
     dropout_rate : float, default=0.0
         Each user drops before sending its masked input with this probability.
     threshold : int, optional
         A fixed ``t`` whatever the number of participants (Liu et al. keep the
-        ``t = ⌈ξk⌉`` of the cluster as formed after users are unlearned);
-        default ``⌈ξ·h⌉`` of the participants (:meth:`SecAggConfig.for_cluster`).
+        ``t = ⌈ξk⌉`` of the cluster as formed after users are unlearned); at
+        most ``h``, so with ``share_holders="all"`` a round completes with
+        ``t`` survivors; default ``⌈ξ·h⌉`` of the participants
+        (:meth:`SecAggConfig.for_cluster`).
 
     Raises
     ------

@@ -5,7 +5,10 @@ Two attacks that a correct protocol must resist only within its assumptions
 
 - a coalition holding ``t`` shares of a user's mask key, together with the
   server, unmasks that user's input (:func:`unmask_with_coalition`); with
-  ``t − 1`` shares it learns nothing;
+  ``t − 1`` shares it learns nothing. Every user holds a share of its own
+  secrets, so a corrupted user hands over its own share too; a surviving
+  target reveals its own share of ``b`` but never of ``s^SK``, so ``t`` of
+  its *other* holders are needed;
 - when the masking graph restricted to the honest surviving users falls into
   several components, the server learns the sum of each component instead of
   only the total (:func:`leaked_partial_sums`; Liu et al. 2025, Fig. 3).
@@ -111,16 +114,18 @@ def unmask_with_coalition(
     """The input ``x_target`` of one user, recovered by the server with the help of corrupted users.
 
     The server holds ``y_target`` and, from the unmasking stage, shares of
-    one of the user's two secrets; the coalition adds the shares it received.
-    With ``t`` shares of both ``b_target`` and ``s_target^SK`` every mask can
-    be recomputed and removed.
+    one of the user's two secrets (a surviving target's own share of
+    ``b_target`` among them); the coalition adds the shares it holds. With
+    ``t`` shares of both ``b_target`` and ``s_target^SK`` every mask can be
+    recomputed and removed: for a survivor, ``t`` holders other than itself.
 
     Parameters
     ----------
     target : int
         The victim.
     coalition : sequence of CorruptedUserView
-        What the corrupted users hand over (:meth:`SecAggUser.corrupt`).
+        What the corrupted users hand over (:meth:`SecAggUser.corrupt`),
+        each one's own share of its own secrets included.
     server : SecAggServer
         The server after a completed round.
     late_inputs : sequence of MaskedInput, default=()

@@ -14,15 +14,25 @@ malicious setting is omitted, as the threat model is semi-honest):
    (to encrypt shares) and ``s_i^PK`` (to agree on masks). Survivors ``U1``.
 1. ``SHARE_KEYS``: user ``i`` draws a self-mask seed ``b_i`` and
    Shamir-shares ``b_i`` and ``s_i^SK`` with threshold ``t`` among its share
-   holders, each share sealed with AES-GCM under ``KA(c_i^SK, c_j^PK)`` and
-   routed by the server, who cannot read it. Survivors ``U2``.
+   holders ``S(i)``, itself included: it keeps one share pair, and each other
+   share is sealed with AES-GCM under ``KA(c_i^SK, c_j^PK)`` and routed by the
+   server, who cannot read it. Survivors ``U2``.
 2. ``MASKED_INPUT``: ``y_i = x_i + PRG(b_i) + Σ_{j ∈ N(i)∩U2, i<j} PRG(s_ij)
    − Σ_{j ∈ N(i)∩U2, i>j} PRG(s_ij)`` in ``Z_{2^32}``, with
    ``s_ij = KA(s_i^SK, s_j^PK)``. Survivors ``U3``.
 3. ``UNMASKING``: given ``U3``, user ``i`` reveals its share of ``b_j`` for
-   ``j ∈ U3`` and of ``s_j^SK`` for ``j ∈ U2 \\ U3``, never both for one ``j``.
-   The server rebuilds the seeds and removes the masks:
-   ``z = Σ_{U3} x_i``.
+   ``j ∈ U3`` and of ``s_j^SK`` for ``j ∈ U2 \\ U3``, never both for one ``j``;
+   its own share of ``b_i`` is among them. The server rebuilds the seeds and
+   removes the masks: ``z = Σ_{U3} x_i``.
+
+Share holders: ``S(i) = N(i) ∪ {i}`` in SecAgg+ (``share_holders="neighbors"``;
+Flower's SecAgg+ likewise has each client keep one of its shares) or every
+user in SecAgg (``"all"``), as in Bonawitz et al. 2017, Fig. 4: user ``u``
+shares ``s_u^SK`` and ``b_u`` among all of ``U1``, ``u`` included, and keeps
+``s_{u,u}`` and ``b_{u,u}``. A survivor's self-mask seed thus counts its own
+share, and with ``"all"`` a round completes with ``t`` survivors, as Liu et
+al.'s Requirement 2 ("at least ``t`` users alive") states. A dropped user's
+own share is gone with it: its ``s^SK`` needs ``t`` of the *other* holders.
 
 The double mask is what makes dropouts safe: if a user's ``y_j`` arrives after
 the server has asked for ``s_j^SK``, the pairwise masks come off but
@@ -101,22 +111,26 @@ class SecAggConfig:
         :func:`harary_graph` for SecAgg+.
     threshold : int
         ``t``: shares needed to rebuild a secret; also the fewest survivors
-        with which the round may complete.
+        with which the round may complete. At most the number of holders.
     vector_length : int
         ``d``, the length of every input (``uint32`` words of ``Z_{2^32}``).
     share_holders : {"neighbors", "all"}, default="neighbors"
-        Who receives user ``i``'s shares: its graph neighbours (SecAgg+, Bell
-        et al. 2020) or every other user (SecAgg; Liu et al.'s "t-out-of-k
-        within each cluster" with a sparse masking graph).
+        Who holds user ``i``'s shares: its graph neighbours and itself
+        (SecAgg+, Bell et al. 2020; ``m + 1`` holders) or every user, itself
+        included (SecAgg, Bonawitz et al. 2017, Fig. 4; Liu et al.'s
+        "t-out-of-k within each cluster" with a sparse masking graph). User
+        ``i`` keeps its own share: it is never sealed nor routed, and it
+        answers with it in the unmasking stage if it survived.
     round_id : int, default=0
         Bound into every sealed share, so shares of one round are rejected in another.
     server_model : {"semi-honest", "malicious"}, default="semi-honest"
         The server the threshold must resist. Semi-honest (Liu et al.'s threat
         model): it follows the protocol, so ``t >= 2`` suffices against one
         corrupted user. Malicious: it may tell different holders different
-        survivor lists, so ``t`` must exceed half of every user's holders, or it
-        could collect ``t`` shares of both ``b_j`` and ``s_j^SK`` and unmask
-        ``x_j`` (Bell et al. 2020 take ``t > m/2`` for this reason).
+        survivor lists, so ``t`` must exceed half of every user's holders (its
+        own share included), or it could collect ``t`` shares of both ``b_j``
+        and ``s_j^SK`` and unmask ``x_j`` (Bell et al. 2020 take ``t`` above
+        half the neighbourhood for this reason).
 
     Raises
     ------
@@ -130,8 +144,8 @@ class SecAggConfig:
     --------
     >>> from fedlib.secagg import harary_graph
     >>> config = SecAggConfig(harary_graph(10, 4, random_state=0), threshold=3, vector_length=5)
-    >>> config.holders(0).size
-    4
+    >>> config.holders(0).size  # its 4 neighbours and itself
+    5
     """
 
     graph: MaskingGraph
@@ -149,17 +163,21 @@ class SecAggConfig:
         if self.share_holders not in ("neighbors", "all"):
             raise ValueError(f"share_holders must be 'neighbors' or 'all', got {self.share_holders!r}.")
         n = self.graph.n_users
+        # Every user holds one share of its own secrets (Bonawitz et al. 2017, Fig. 4; Flower's SecAgg+).
         if self.share_holders == "neighbors":
-            holders = self.graph.neighbors
+            holders = tuple(
+                np.union1d(np.asarray(nb, dtype=np.int64), [i]).astype(np.int64)
+                for i, nb in enumerate(self.graph.neighbors)
+            )
         else:
-            everyone = np.arange(n)
-            holders = tuple(np.delete(everyone, i) for i in range(n))
+            everyone = np.arange(n, dtype=np.int64)
+            holders = tuple(everyone for _ in range(n))
         fewest = min(h.size for h in holders)
         most = max(h.size for h in holders)
         if fewest < t:
             raise ValueError(
-                f"threshold t={t} exceeds the {fewest} share holders of some user: its secrets could never be "
-                "rebuilt. Use a denser graph or a lower threshold."
+                f"threshold t={t} exceeds the {fewest} share holders (itself included) of some user: its secrets "
+                "could never be rebuilt. Use a denser graph or a lower threshold."
             )
         if self.server_model not in ("semi-honest", "malicious"):
             raise ValueError(f"server_model must be 'semi-honest' or 'malicious', got {self.server_model!r}.")
@@ -170,9 +188,9 @@ class SecAggConfig:
             )
         if self.server_model == "malicious" and 2 * t <= most:
             raise ValueError(
-                f"threshold t={t} is at most half of the {most} share holders of some user: a malicious server that "
-                f"gives different holders different survivor lists could collect t shares of both secrets of one "
-                f"user and unmask its input. Use t > {most // 2}."
+                f"threshold t={t} is at most half of the {most} share holders (itself included) of some user: a "
+                "malicious server that gives different holders different survivor lists could collect t shares of "
+                f"both secrets of one user and unmask its input. Use t > {most // 2}."
             )
         for name, value in (("threshold", t), ("vector_length", d), ("round_id", round_id), ("_holders", holders)):
             object.__setattr__(self, name, value)
@@ -192,11 +210,11 @@ class SecAggConfig:
     ) -> SecAggConfig:
         """The configuration of one cluster of Liu et al. (2025): Harary degree ``m`` and ``t = ⌈ξ·h⌉``.
 
-        ``h`` is what a threshold rate ``ξ`` applies to: the ``m`` neighbours
-        holding a user's shares in SecAgg+, or the cluster size ``k`` when
-        shares go to the ``k − 1`` other users (Liu et al.'s "t-out-of-k within
-        each cluster", ``t = ⌈ξk⌉``). ``t`` is at least 2 and at most the
-        number of holders.
+        ``h`` is the number of holders of a user's shares, itself included:
+        ``m + 1`` in SecAgg+ (its ``m`` neighbours and itself), the cluster
+        size ``k`` when shares go to the whole cluster (Liu et al.'s
+        "t-out-of-k within each cluster": ``k`` holders, ``t = ⌈ξk⌉``). ``t``
+        is at least 2 and at most ``h``.
 
         Parameters
         ----------
@@ -214,7 +232,8 @@ class SecAggConfig:
         threshold : int, optional
             A fixed ``t`` instead of ``⌈ξ·h⌉``: Liu et al. keep the ``t`` of the
             cluster as it was formed after some of its users are unlearned
-            (Requirement 2 counts the survivors against it).
+            (Requirement 2 counts the survivors against it). It may be as large
+            as ``h``.
         round_id : int, default=0
             Bound into sealed shares.
         random_state : int, numpy.random.Generator or None, default=None
@@ -229,25 +248,30 @@ class SecAggConfig:
         ------
         ValueError
             If the cluster is too small for any private setting (``k < 3``), or
-            a fixed ``threshold`` exceeds the share holders left in it.
+            a fixed ``threshold`` exceeds the ``h`` share holders left in it.
         """
         k = check_scalar(cluster_size, "cluster_size (k)", "int", min_val=1)
+        if k < 3:
+            raise ValueError(
+                f"a cluster of k={k} users has no private setting: with two users each learns the other's input "
+                "from the sum."
+            )
         rate = check_scalar(threshold_rate, "threshold_rate (ξ)", "real", min_val=0.0, max_val=1.0, include_min=False)
         if degree is None or degree >= k - 1:
             graph = MaskingGraph.complete(k)
         else:
             m = int(degree) + (int(degree) % 2 and k % 2)
             graph = harary_graph(k, m, random_state=random_state)
-        holders = k - 1 if share_holders == "all" else graph.degree
-        base = k if share_holders == "all" else holders
+        holders = k if share_holders == "all" else graph.degree + 1  # h: a user holds a share of its own secrets
         if threshold is None:
-            t = int(min(max(math.ceil(rate * base - 1e-9), 2), max(holders, 1)))
+            t = int(min(max(math.ceil(rate * holders - 1e-9), 2), holders))
         else:
             t = check_scalar(threshold, "threshold (t)", "int", min_val=2)
             if t > holders:
                 raise ValueError(
-                    f"the fixed threshold t={t} exceeds the {holders} share holders of each of the {k} users left: "
-                    "no secret could be rebuilt (Requirement 2: the cluster lost too many users)."
+                    f"the fixed threshold t={t} exceeds the {holders} share holders (itself included) of each of the "
+                    f"{k} users left: no secret could be rebuilt (Requirement 2: at least t users alive; the cluster "
+                    "lost too many users)."
                 )
         return cls(graph, threshold=t, vector_length=vector_length, share_holders=share_holders, round_id=round_id)
 
@@ -258,6 +282,9 @@ class SecAggConfig:
 
     def holders(self, user: int) -> np.ndarray:
         """The users who hold shares of ``user``'s secrets, sorted; share ``r`` goes to ``holders(user)[r]``.
+
+        ``user`` is among them (Bonawitz et al. 2017, Fig. 4): it keeps its own
+        share, which is never sealed nor routed through the server.
 
         Parameters
         ----------
@@ -274,6 +301,8 @@ class SecAggConfig:
     def holder_matrix(self):
         """The sparse ``n × n`` 0/1 matrix ``H[i, j] = 1`` iff ``j`` holds shares of ``i``'s secrets.
 
+        The diagonal is all ones: every user holds a share of its own secrets.
+
         Returns
         -------
         scipy.sparse.csr_array of int32
@@ -287,8 +316,11 @@ class SecAggConfig:
         """Whether a round completes when the users in ``dropped`` go silent before masking, for many patterns.
 
         With every other user answering every stage, the server needs ``t``
-        live holders for the self-mask seed of each survivor and for the mask
-        key of each dropped user, and ``t`` survivors.
+        live holders for the self-mask seed of each survivor (the survivor
+        itself counts: it reveals its own share) and for the mask key of each
+        dropped user (whose own share is gone with it), and ``t`` survivors.
+        With shares among all users this is exactly "at least ``t``
+        survivors".
 
         Parameters
         ----------
@@ -451,7 +483,7 @@ class UnmaskingResponse:
     mask_key_shares : dict of int to int
         Its shares of ``s_j^SK``, per dropped peer ``j``.
     self_mask_shares : dict of int to int
-        Its shares of ``b_j``, per surviving peer ``j``.
+        Its shares of ``b_j``, per surviving ``j``, its own ``b`` included.
     """
 
     sender: int
@@ -493,7 +525,8 @@ class CorruptedUserView:
     self_mask_seed : bytes
         ``b_i``, 32 bytes.
     received_shares : dict of int to tuple of int
-        Per peer ``j``: this user's shares of ``(s_j^SK, b_j)``.
+        Per owner ``j``: this user's shares of ``(s_j^SK, b_j)``, its own
+        share of its own secrets included (under its own id).
     """
 
     user_id: int
@@ -583,38 +616,44 @@ class SecAggUser:
         return KeyAdvertisement(self.user_id, c_pk, s_pk)
 
     def share_keys(self, public_keys: Mapping[int, KeyAdvertisement]) -> list[EncryptedShare]:
-        """Stage 1: Shamir-share ``s_i^SK`` and a fresh self-mask seed ``b_i``, sealed for each holder.
+        """Stage 1: Shamir-share ``s_i^SK`` and a fresh self-mask seed ``b_i``, keep one share, seal the others.
+
+        The user is one of its own share holders (Bonawitz et al. 2017,
+        Fig. 4): it keeps its share pair locally, unsealed; every other
+        surviving holder gets its pair sealed, routed by the server.
 
         Parameters
         ----------
         public_keys : mapping of int to KeyAdvertisement
             The advertisements the server forwarded: those of this user's
-            neighbours and share holders that survived stage 0.
+            neighbours and share holders that survived stage 0 (not its own).
 
         Returns
         -------
         list of EncryptedShare
-            One per surviving holder, for the server to route.
+            One per other surviving holder, for the server to route.
 
         Raises
         ------
         ProtocolStageError
             If called at another stage.
         SecAggAbort
-            If fewer than ``t`` of its share holders survived stage 0.
+            If fewer than ``t`` of its share holders (itself included) survived stage 0.
         """
         self._expect(Stage.SHARE_KEYS)
         t = self.config.threshold
         for j, advert in public_keys.items():
             if advert.sender != j:
                 raise ValueError(f"the key advertisement filed under user {j} was sent by user {advert.sender}.")
+        if self.user_id in public_keys:
+            raise ValueError(f"user {self.user_id} was forwarded its own key advertisement: it keeps its own share.")
         self._public_keys = dict(public_keys)
         self._enc_keys: dict[int, bytes] = {}
-        alive_holders = [int(j) for j in self._holders if int(j) in public_keys]
+        alive_holders = [int(j) for j in self._holders if int(j) == self.user_id or int(j) in public_keys]
         if len(alive_holders) < t:
             raise SecAggAbort(
-                f"user {self.user_id}: only {len(alive_holders)} of its share holders are left after key "
-                f"advertisement, fewer than the threshold t={t}."
+                f"user {self.user_id}: only {len(alive_holders)} of its share holders (itself included) are left "
+                f"after key advertisement, fewer than the threshold t={t}."
             )
         with self._clock("sharing"):
             self._b = random_bytes(KEY_BYTES, self._random_state)
@@ -623,6 +662,10 @@ class SecAggUser:
             position = {int(j): r for r, j in enumerate(self._holders)}
         messages = []
         for j in alive_holders:
+            if j == self.user_id:  # its own share stays here: never sealed, never routed, never on the wire
+                r = position[j]
+                self._own_share = (int(shares[r, 0]), int(shares[r, 1]))
+                continue
             with self._clock("key agreement"):
                 key = self._encryption_key(j)
             with self._clock("sharing"):
@@ -675,7 +718,12 @@ class SecAggUser:
         self._received: dict[int, tuple[int, int]] = {}
         context = self.config.context(Stage.SHARE_KEYS)
         for message in shares:
+            if message.sender == self.user_id:
+                raise TamperedMessageError(
+                    f"user {self.user_id} received a sealed share from itself: it never sends its own share."
+                )
             self._received[message.sender] = self._open(message, context)
+        self._received[self.user_id] = self._own_share
         self._u2 = u2
         with self._clock("masking"):
             y = self._x + prg_words(self._b, self.config.vector_length)
@@ -741,6 +789,12 @@ class SecAggUser:
     def unmask(self, survivors: Collection[int]) -> UnmaskingResponse:
         """Stage 3: reveal shares of ``b_j`` for surviving ``j`` and of ``s_j^SK`` for dropped ``j``.
 
+        Its own share counts like the others: a survivor reveals its share of
+        its own ``b_i`` (Bonawitz et al. 2017, Fig. 4: ``b_{v,u}`` for every
+        ``v ∈ U3``, ``u`` itself included). A user the server declared dropped
+        although it is still speaking (its masked input came late) reveals
+        its share of its own ``s_i^SK``, never of ``b_i``.
+
         Parameters
         ----------
         survivors : collection of int
@@ -749,7 +803,7 @@ class SecAggUser:
         Returns
         -------
         UnmaskingResponse
-            The shares this user holds, one kind per peer.
+            The shares this user holds, one kind per owner, its own included.
 
         Raises
         ------
@@ -860,7 +914,7 @@ class SecAggServer:
         out = {}
         for i in u1:
             wanted = set(self.config.graph.neighbors[i].tolist()) | set(self.config.holders(i).tolist())
-            out[i] = {j: by_user[j] for j in sorted(wanted) if j in u1}
+            out[i] = {j: by_user[j] for j in sorted(wanted - {i}) if j in u1}
         self.stage = Stage.SHARE_KEYS
         return out
 

@@ -108,14 +108,16 @@ def secure_aggregate(
     ------
     SecAggAbort
         If fewer than ``t`` users are left at a stage, or a secret the server
-        needs has fewer than ``t`` shares: the round outputs nothing.
+        needs has fewer than ``t`` shares (a survivor's own share counts for
+        its ``b``; a dropped user's own share is gone): the round outputs nothing.
     ValueError
         If the inputs do not match the configuration.
 
     Examples
     --------
-    Six users on a Harary graph of degree 4 (SecAgg+), threshold 3; user 5
-    drops before sending its masked input:
+    Six users on a Harary graph of degree 4 (SecAgg+; 5 share holders each,
+    the user itself included), threshold 3; user 5 drops before sending its
+    masked input:
 
     >>> from fedlib.secagg import harary_graph
     >>> x = np.arange(18, dtype=np.uint32).reshape(6, 3)
@@ -147,7 +149,7 @@ def secure_aggregate(
     for a in adverts:
         sent[a.sender] += a.nbytes
     key_bundles = server.collect_keys(adverts)
-    # Stage 1: sealed shares, routed by the server.
+    # Stage 1: sealed shares, routed by the server; each user keeps its own share (not sent, not counted).
     outboxes = {}
     for i in speaking(Stage.SHARE_KEYS):
         bundle = key_bundles[i]

@@ -47,7 +47,7 @@ def test_random_dropouts_and_aborts():
             outcomes.append(len(flaky.aggregate(updates, random_state=seed).summed))
         except SecAggAbort:
             outcomes.append(None)
-    assert None in outcomes  # with half the users gone, some neighbourhood falls below t = 3 of 4
+    assert None in outcomes  # with half the users gone, some neighbourhood falls below t = 4 of 5 holders
     with pytest.raises(ValueError, match="at least 3"):
         flaky.aggregate(np.ones((2, 4)))
     with pytest.raises(ValueError):
@@ -56,12 +56,18 @@ def test_random_dropouts_and_aborts():
 
 def test_a_fixed_threshold_survives_a_smaller_cluster_and_fails_loudly_past_it():
     updates = np.linspace(-1, 1, 6 * 4).reshape(6, 4)
-    # t = 4 fixed (a cluster formed with more users): 6 users, 5 holders each; a survivor's self-mask seed is
-    # rebuilt from the other survivors' shares, so one user may drop, not two
+    # t = 4 fixed (a cluster formed with more users): 6 users, 6 holders each (itself included); a survivor's
+    # self-mask seed counts its own share, so the round completes with t = 4 survivors: two may drop, not three
     agg = SecureAggregator(degree=None, threshold_rate=0.5, share_holders="all", threshold=4)
-    out = agg.aggregate(updates, dropped=[0], random_state=0)
-    np.testing.assert_allclose(out.total, updates[1:].sum(axis=0), atol=6 * out.resolution)
-    with pytest.raises(SecAggAbort, match="fewer than t=4"):
-        agg.aggregate(updates, dropped=[0, 1], random_state=0)
-    with pytest.raises(ValueError, match="fixed threshold t=6 exceeds the 5 share holders"):
-        SecureAggregator(degree=None, threshold_rate=0.5, share_holders="all", threshold=6).aggregate(updates)
+    out = agg.aggregate(updates, dropped=[0, 1], random_state=0)
+    np.testing.assert_allclose(out.total, updates[2:].sum(axis=0), atol=6 * out.resolution)
+    assert out.summed.tolist() == [2, 3, 4, 5]
+    with pytest.raises(SecAggAbort, match="fewer than the threshold t=4"):
+        agg.aggregate(updates, dropped=[0, 1, 2], random_state=0)
+    # t may be as large as the number of holders: all six must stay
+    everyone = SecureAggregator(degree=None, threshold_rate=0.5, share_holders="all", threshold=6)
+    assert everyone.aggregate(updates, random_state=0).summed.tolist() == list(range(6))
+    with pytest.raises(SecAggAbort, match="fewer than the threshold t=6"):
+        everyone.aggregate(updates, dropped=[5], random_state=0)
+    with pytest.raises(ValueError, match=r"fixed threshold t=7 exceeds the 6 share holders.*Requirement 2"):
+        SecureAggregator(degree=None, threshold_rate=0.5, share_holders="all", threshold=7).aggregate(updates)

@@ -22,6 +22,7 @@ from fedlib.secagg import (
     strip_pairwise_masks,
     unmask_with_coalition,
 )
+from fedlib.secagg._secagg import KEY_BYTES, _shamir
 
 
 def _parties(n=6, m=4, t=3, d=5, seed=0):
@@ -72,6 +73,7 @@ def test_an_honest_user_reveals_one_secret_per_peer_and_answers_once():
     response = users[1].unmask(u3)
     assert not set(response.mask_key_shares) & set(response.self_mask_shares)
     assert set(response.mask_key_shares) <= {0} and set(response.self_mask_shares) <= set(u3)
+    assert 1 in response.self_mask_shares  # a survivor reveals its own share of its own b (Bonawitz et al. Fig. 4)
     with pytest.raises(ProtocolStageError, match="DONE"):  # a second request: asking now for s^SK of survivors
         users[1].unmask({0})
     with pytest.raises(PrivacyViolationError, match="never sent shares"):
@@ -85,6 +87,9 @@ def test_a_late_input_stays_masked_by_its_self_mask():
     result = secure_aggregate(x, config, late=[3], random_state=1)
     assert 3 in result.server.rebuilt_mask_keys and 3 not in result.server.rebuilt_seeds
     assert not any(3 in r.self_mask_shares for r in result.server.view[Stage.UNMASKING])
+    # Declared dropped, user 3 reveals its own share of s_3^SK, as of any dropped user's, and never of b_3.
+    (own,) = [r for r in result.server.view[Stage.UNMASKING] if r.sender == 3]
+    assert 3 in own.mask_key_shares and 3 not in own.self_mask_shares
     with pytest.raises(ValueError, match="fewer than t=3"):  # the server alone cannot get b_3
         unmask_with_coalition(3, [], result.server, late_inputs=result.late_inputs)
     # What the server can strip alone leaves x_3 + PRG(b_3): uniform-looking, not x_3 = 0 ...
@@ -97,21 +102,67 @@ def test_a_late_input_stays_masked_by_its_self_mask():
         strip_pairwise_masks(0, result.server)
 
 
-def test_t_share_holders_and_the_server_unmask_a_user_and_t_minus_one_cannot(global_random_seed):
+@pytest.mark.parametrize("share_holders", ["neighbors", "all"])
+def test_t_share_holders_and_the_server_unmask_a_user_and_t_minus_one_cannot(global_random_seed, share_holders):
     n, m, t, d = 10, 6, 4, 64
-    config = SecAggConfig(harary_graph(n, m, random_state=global_random_seed), threshold=t, vector_length=d)
+    graph = harary_graph(n, m, random_state=global_random_seed)
+    config = SecAggConfig(graph, threshold=t, vector_length=d, share_holders=share_holders)
     x = np.random.default_rng(global_random_seed).integers(0, 2**32, size=(n, d), dtype=np.uint32)
     result = secure_aggregate(x, config, random_state=global_random_seed)
-    target = 0
+    rng = np.random.default_rng(global_random_seed)
+    target = int(rng.integers(n))
     holders = config.holders(target)
-    views = [result.users[int(j)].corrupt() for j in holders]
+    assert target in holders and holders.size == (m + 1 if share_holders == "neighbors" else n)
+    others = rng.permutation([int(j) for j in holders if j != target])
+    views = [result.users[int(j)].corrupt() for j in others]
     assert np.array_equal(unmask_with_coalition(target, views[:t], result.server), x[target])
     with pytest.raises(ValueError, match=f"fewer than t={t}"):
         unmask_with_coalition(target, views[: t - 1], result.server)
     # Non-holders' shares are no help, however many.
-    outsiders = [result.users[i].corrupt() for i in range(n) if i != target and i not in holders]
+    outsiders = [result.users[i].corrupt() for i in range(n) if i not in holders]
+    assert len(outsiders) == (n - m - 1 if share_holders == "neighbors" else 0)
     with pytest.raises(ValueError):
         unmask_with_coalition(target, views[: t - 1] + outsiders, result.server)
+
+
+def test_a_user_keeps_its_own_share_locally_and_it_is_a_real_share():
+    """Bonawitz et al. 2017, Fig. 4: u shares s_u^SK and b_u among U1, itself included, and keeps s_{u,u}, b_{u,u}."""
+    n, m, t, d = 9, 4, 3, 4
+    config = SecAggConfig(harary_graph(n, m, random_state=3), threshold=t, vector_length=d)
+    x = np.random.default_rng(3).integers(0, 2**32, size=(n, d), dtype=np.uint32)
+    result = secure_aggregate(x, config, random_state=3)
+    routed = result.server.view[Stage.SHARE_KEYS]
+    assert not any(message.sender == message.recipient for message in routed)  # never sealed nor routed
+    assert len(routed) == sum(config.holders(i).size - 1 for i in range(n)) == n * m
+    # Stage-1 upload: the sealed shares for the m other holders only.
+    sealed = {i: sum(msg.nbytes for msg in routed if msg.sender == i) for i in range(n)}
+    assert len({sealed[i] for i in range(n)}) == 1 and sealed[0] == m * routed[0].nbytes
+    target = 4
+    view = result.users[target].corrupt()
+    assert target in view.received_shares  # a corrupted user still holds its own share
+    # Its own share and t - 1 others' rebuild its own secrets: it is a share like any other.
+    holders = config.holders(target)
+    position = {int(j): r for r, j in enumerate(holders)}
+    chosen = [target, *(int(j) for j in holders if j != target)][:t]
+    pool = [result.users[j].corrupt().received_shares[target] for j in chosen]
+    shamir = _shamir(holders.size, t)
+    for which, secret in ((0, view.mask_private_key), (1, view.self_mask_seed)):
+        values = np.array([[share[which]] for share in pool], dtype=object)
+        assert shamir.reconstruct_bytes(values, [position[j] for j in chosen], KEY_BYTES)[0] == secret
+
+
+def test_with_t_equal_to_the_holders_no_coalition_without_the_target_unmasks_a_survivor():
+    """The server holds t shares of a survivor's b (its own among them); s^SK needs t other holders: the survivor
+    never reveals its own share of s^SK. With t equal to the number of holders, no coalition without the target
+    can unmask it, since only t - 1 others hold shares."""
+    n, t, d = 6, 6, 8
+    config = SecAggConfig(MaskingGraph.complete(n), threshold=t, vector_length=d, share_holders="all")
+    x = np.random.default_rng(5).integers(0, 2**32, size=(n, d), dtype=np.uint32)
+    result = secure_aggregate(x, config, random_state=5)
+    assert np.array_equal(result.total, x.sum(axis=0, dtype=np.uint32))
+    everyone_else = [result.users[i].corrupt() for i in range(1, n)]
+    with pytest.raises(ValueError, match=f"5 shares of the mask key s\\^SK of user 0, fewer than t={t}"):
+        unmask_with_coalition(0, everyone_else, result.server)
 
 
 def test_liu_et_al_figure_3_partial_sums():
@@ -145,15 +196,47 @@ def test_a_connected_graph_leaks_only_the_total(global_random_seed):
 
 def test_configuration_refuses_settings_without_privacy_or_recovery():
     ring = harary_graph(8, 2, random_state=0)
-    with pytest.raises(ValueError, match="exceeds the 2 share holders"):
-        SecAggConfig(ring, threshold=3, vector_length=1)
-    with pytest.raises(ValueError, match="at most half"):
+    # Holders: the 2 neighbours and the user itself, so t may be 3, not 4.
+    assert SecAggConfig(ring, threshold=3, vector_length=1).holders(0).size == 3
+    with pytest.raises(ValueError, match="exceeds the 3 share holders"):
+        SecAggConfig(ring, threshold=4, vector_length=1)
+    # A malicious server: 2t must exceed the holders, the user itself counted (9 on the complete graph of 9).
+    with pytest.raises(ValueError, match="at most half of the 9 share holders"):
         SecAggConfig(MaskingGraph.complete(9), threshold=4, vector_length=1, server_model="malicious")
+    assert SecAggConfig(MaskingGraph.complete(9), threshold=5, vector_length=1, server_model="malicious").threshold == 5
     assert SecAggConfig(MaskingGraph.complete(9), threshold=4, vector_length=1).threshold == 4
     with pytest.raises(ValueError, match="no privacy"):
         SecAggConfig(MaskingGraph.complete(9), threshold=1, vector_length=1)
+    with pytest.raises(ValueError, match="no privacy"):
+        SecAggConfig(MaskingGraph.complete(9), threshold=1, vector_length=1, share_holders="all")
     with pytest.raises(ValueError, match="server_model"):
         SecAggConfig(ring, threshold=2, vector_length=1, server_model="honest")
     with pytest.raises(ValueError, match="share_holders"):
         SecAggConfig(ring, threshold=2, vector_length=1, share_holders="some")
-    assert SecAggConfig(ring, threshold=5, vector_length=1, share_holders="all").holders(0).size == 7
+    everyone = SecAggConfig(ring, threshold=8, vector_length=1, share_holders="all")
+    assert everyone.holders(0).tolist() == list(range(8))
+    with pytest.raises(ValueError, match="exceeds the 8 share holders"):
+        SecAggConfig(ring, threshold=9, vector_length=1, share_holders="all")
+    H = everyone.holder_matrix().toarray()
+    assert H.shape == (8, 8) and H.all()
+    H = SecAggConfig(ring, threshold=2, vector_length=1).holder_matrix().toarray()
+    assert np.all(np.diag(H) == 1) and np.array_equal(H - np.eye(8, dtype=int), ring.adjacency.toarray())
+
+
+def test_for_cluster_applies_the_rate_to_the_holders_itself_included():
+    """t = ceil(xi h): h = m + 1 with shares among neighbours, h = k with shares among the whole cluster."""
+    plus = SecAggConfig.for_cluster(20, degree=4, threshold_rate=0.7, vector_length=1, random_state=0)
+    assert plus.holders(0).size == 5 and plus.threshold == 4  # ceil(0.7 * 5)
+    whole = SecAggConfig.for_cluster(20, degree=4, threshold_rate=0.7, vector_length=1, share_holders="all")
+    assert whole.holders(0).size == 20 and whole.threshold == 14  # ceil(0.7 * 20)
+    full = SecAggConfig.for_cluster(10, degree=None, threshold_rate=1.0, vector_length=1, share_holders="all")
+    assert full.threshold == 10
+    assert SecAggConfig.for_cluster(10, degree=4, threshold_rate=0.01, vector_length=1).threshold == 2
+    assert SecAggConfig.for_cluster(6, degree=None, threshold_rate=0.5, vector_length=1, share_holders="all",
+                                    threshold=6).threshold == 6  # fmt: skip
+    with pytest.raises(ValueError, match=r"t=7 exceeds the 6 share holders.*Requirement 2"):
+        SecAggConfig.for_cluster(6, degree=None, threshold_rate=0.5, vector_length=1, share_holders="all", threshold=7)
+    with pytest.raises(ValueError, match=r"t=6 exceeds the 5 share holders.*Requirement 2"):
+        SecAggConfig.for_cluster(10, degree=4, threshold_rate=0.5, vector_length=1, threshold=6, random_state=0)
+    with pytest.raises(ValueError, match="no private setting"):
+        SecAggConfig.for_cluster(2, degree=None, threshold_rate=0.7, vector_length=1)

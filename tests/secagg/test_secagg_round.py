@@ -1,5 +1,6 @@
 """SecAgg/SecAgg+ end to end (fedlib/secagg/_secagg_round.py): the secure sum equals the plain sum of the survivors
-under any dropout pattern that leaves t users where t are needed; otherwise the round aborts and outputs nothing."""
+under any dropout pattern that leaves t users where t are needed; otherwise the round aborts and outputs nothing.
+Every user holds a share of its own secrets (Bonawitz et al. 2017, Fig. 4), so t survivors suffice."""
 
 from __future__ import annotations
 
@@ -30,6 +31,7 @@ def _expected_outcome(config: SecAggConfig, drops: dict[Stage, set[int]], late: 
     u1 = speaking[Stage.ADVERTISE_KEYS]
     if len(u1) < t:
         return None
+    # holders(i) includes i: a survivor answers with its own b share, a dropped user's own share is lost.
     u2 = speaking[Stage.SHARE_KEYS]
     if any(len(set(config.holders(i).tolist()) & u1) < t for i in u2) or len(u2) < t:
         return None
@@ -47,14 +49,14 @@ def _expected_outcome(config: SecAggConfig, drops: dict[Stage, set[int]], late: 
 def rounds(draw):
     n = draw(st.integers(3, 14))
     if draw(st.booleans()):
-        graph, holders = MaskingGraph.complete(n), n - 1
+        graph, holders = MaskingGraph.complete(n), n
     else:
         m = draw(st.integers(2, n - 1).filter(lambda m: m % 2 == 0 or n % 2 == 0))
-        graph, holders = harary_graph(n, m, random_state=draw(st.integers(0, 99))), min(m, n - 1)
+        graph, holders = harary_graph(n, m, random_state=draw(st.integers(0, 99))), min(m, n - 1) + 1
     share_holders = draw(st.sampled_from(["neighbors", "all"]))
     if share_holders == "all":
-        holders = n - 1
-    t = draw(st.integers(2, holders))  # n >= 3: every user has at least two holders
+        holders = n
+    t = draw(st.integers(2, holders))  # n >= 3: every user has at least three holders, itself included
     d = draw(st.integers(1, 6))
     config = SecAggConfig(graph, threshold=t, vector_length=d, share_holders=share_holders)
     stages = [Stage.ADVERTISE_KEYS, Stage.SHARE_KEYS, Stage.MASKED_INPUT, Stage.UNMASKING]
@@ -78,13 +80,80 @@ def test_secure_sum_is_the_plain_sum_of_the_survivors_or_the_round_aborts(case):
     assert result.total.dtype == np.uint32 and np.array_equal(result.total, plain.astype(np.uint32))
 
 
+@st.composite
+def tolerable_rounds(draw):
+    """A configuration and a dropout pattern of at most h - t users, h the fewest holders of a user (itself
+    included), each dropping at any stage: every secret keeps t live holders, so the round must complete."""
+    n = draw(st.integers(3, 12))
+    if draw(st.booleans()):
+        graph = MaskingGraph.complete(n)
+    else:
+        m = draw(st.integers(2, n - 1).filter(lambda m: m % 2 == 0 or n % 2 == 0))
+        graph = harary_graph(n, m, random_state=draw(st.integers(0, 99)))
+    share_holders = draw(st.sampled_from(["neighbors", "all"]))
+    h = n if share_holders == "all" else min(graph.degree, n - 1) + 1
+    t = draw(st.integers(2, h))
+    config = SecAggConfig(graph, threshold=t, vector_length=3, share_holders=share_holders)
+    assert min(config.holders(i).size for i in range(n)) == h
+    dropped = draw(st.lists(st.integers(0, n - 1), unique=True, max_size=h - t))
+    stages = [Stage.ADVERTISE_KEYS, Stage.SHARE_KEYS, Stage.MASKED_INPUT, Stage.UNMASKING]
+    drops: dict[Stage, set[int]] = {}
+    for user in dropped:
+        drops.setdefault(draw(st.sampled_from(stages)), set()).add(user)
+    x = np.array(draw(st.lists(st.integers(0, 2**32 - 1), min_size=n * 3, max_size=n * 3)), dtype=np.uint32)
+    return config, drops, x.reshape(n, 3), draw(st.integers(0, 2**16))
+
+
+@given(tolerable_rounds())
+def test_up_to_holders_minus_t_dropouts_at_any_stage_give_the_plain_sum(case):
+    config, drops, x, seed = case
+    result = secure_aggregate(x, config, dropouts=drops, random_state=seed)
+    before_unmasking = set().union(*(drops.get(s, set()) for s in (Stage.ADVERTISE_KEYS, Stage.SHARE_KEYS,
+                                                                   Stage.MASKED_INPUT)))  # fmt: skip
+    kept = sorted(set(range(config.n_users)) - before_unmasking)
+    assert result.summed_users.tolist() == kept
+    assert np.array_equal(result.total, x[kept].sum(axis=0, dtype=np.uint32))
+
+
+@given(st.integers(4, 10), st.data())
+def test_all_shares_complete_with_exactly_t_survivors_and_abort_with_t_minus_one(n, data):
+    """SecAgg with shares among all n users and t = n - 2: any 2 may drop (t survivors), not 3 (Liu et al.'s
+    Requirement 2, "at least t users alive"), wherever the dropouts fall before the masked input."""
+    t = n - 2
+    config = SecAggConfig(MaskingGraph.complete(n), threshold=t, vector_length=4, share_holders="all")
+    x = np.array(data.draw(st.lists(st.integers(0, 2**32 - 1), min_size=4 * n, max_size=4 * n)), dtype=np.uint32)
+    x = x.reshape(n, 4)
+    seed = data.draw(st.integers(0, 2**16))
+    stage = data.draw(st.sampled_from([Stage.ADVERTISE_KEYS, Stage.SHARE_KEYS, Stage.MASKED_INPUT]))
+    dropped = data.draw(st.lists(st.integers(0, n - 1), unique=True, min_size=3, max_size=3))
+    two = dropped[:2]
+    result = secure_aggregate(x, config, dropouts={stage: two}, random_state=seed)
+    kept = np.setdiff1d(np.arange(n), two)
+    assert len(kept) == t and result.summed_users.tolist() == kept.tolist()
+    assert np.array_equal(result.total, x[kept].sum(axis=0, dtype=np.uint32))
+    assert config.completes_without(np.isin(np.arange(n), two))
+    with pytest.raises(SecAggAbort, match=f"fewer than the threshold t={t}"):
+        secure_aggregate(x, config, dropouts={stage: dropped}, random_state=seed)
+    assert not config.completes_without(np.isin(np.arange(n), dropped))
+
+
+def test_t_may_equal_the_number_of_holders_and_then_every_share_is_needed():
+    """t = n in SecAgg: the round completes with no dropout; a user silent at unmasking leaves every b at n - 1."""
+    n = 5
+    config = SecAggConfig(MaskingGraph.complete(n), threshold=n, vector_length=2, share_holders="all")
+    x = np.ones((n, 2), dtype=np.uint32)
+    assert np.array_equal(secure_aggregate(x, config, random_state=0).total, [n, n])
+    with pytest.raises(SecAggAbort, match=f"self-mask seed b of user 0 has {n - 1} shares"):
+        secure_aggregate(x, config, dropouts={Stage.UNMASKING: [2]}, random_state=0)
+
+
 def test_the_benchmark_setting_survives_ten_percent_dropouts(rng):
     """N = 100, 9 neighbours, t = 5, 10 users drop before masking: exact sum, every phase timed, bytes counted."""
     n, d = 100, 1000
     x = rng.integers(0, 2**32, size=(n, d), dtype=np.uint32)
     config = SecAggConfig(harary_graph(n, 9, random_state=rng), threshold=5, vector_length=d)
-    # With t = 5 of 9 a user whose 5 neighbours all drop cannot be unmasked (about one round in ten at 10%
-    # dropouts; the hypothesis test above covers aborts): draw dropouts that every user survives.
+    # With t = 5 of 10 holders (9 neighbours and itself) a dropped user whose 5 neighbours also drop cannot be
+    # unmasked (the hypothesis test above covers aborts): draw dropouts that every user survives.
     while True:
         dropped = rng.choice(n, 10, replace=False)
         if _expected_outcome(config, {Stage.MASKED_INPUT: set(dropped.tolist())}, set()) is not None:
@@ -146,3 +215,13 @@ def test_completes_without_predicts_the_round(case):
             secure_aggregate(x, config, dropouts={Stage.MASKED_INPUT: np.flatnonzero(dropped)}, random_state=seed)
     many = config.completes_without(np.stack([dropped, np.zeros_like(dropped)]))
     assert many.tolist() == [completes, True]
+
+
+@given(st.integers(3, 30), st.data())
+def test_with_all_shares_completion_is_exactly_t_survivors(n, data):
+    """Liu et al.'s Requirement 2, "at least t users alive", is the whole condition when every user holds shares."""
+    t = data.draw(st.integers(2, n))
+    config = SecAggConfig(MaskingGraph.complete(n), threshold=t, vector_length=1, share_holders="all")
+    rng = np.random.default_rng(data.draw(st.integers(0, 2**16)))
+    patterns = rng.random((200, n)) < rng.random()
+    assert np.array_equal(config.completes_without(patterns), (~patterns).sum(axis=1) >= t)

@@ -80,9 +80,10 @@ class Figure3Run:
 def figure3_run(*, threshold: int = 3, vector_length: int = 4, random_state: SeedLike = 0) -> Figure3Run:
     """Run Liu et al.'s Fig. 3 scenarios and compute what the server learns in each.
 
-    Shares go to every other user of the cluster, as Liu et al. describe ("t-out-of-k within each
-    cluster"); with shares only along the three edges of ``H(8, 3)``, user u1 would keep a single live
-    share holder in panel (b) and the round would abort instead of leaking.
+    Shares go to every user of the cluster, as Liu et al. describe ("t-out-of-k within each
+    cluster"); with shares only along the three edges of ``H(8, 3)`` (and the user itself), user u1
+    would keep two live share holders in panel (b), itself and u5, and the round would abort instead
+    of leaking (:func:`figure3_neighbour_shares`).
 
     Parameters
     ----------
@@ -121,10 +122,62 @@ def figure3_run(*, threshold: int = 3, vector_length: int = 4, random_state: See
     return Figure3Run(graph, x, results, leaks)
 
 
+def figure3_neighbour_shares(*, threshold: int = 3, vector_length: int = 4, random_state: SeedLike = 0) -> pd.DataFrame:
+    """Liu et al.'s Fig. 3 panels with SecAgg+ shares: each user's shares go to its three neighbours and itself.
+
+    Parameters
+    ----------
+    threshold : int, default=3
+        ``t``.
+    vector_length : int, default=4
+        ``d``.
+    random_state : int, numpy.random.Generator or None, default=0
+        Inputs and every party's keys.
+
+    Returns
+    -------
+    pandas.DataFrame
+        Per panel: whether the round completes, the number of components of honest survivors the server
+        sums separately (``None`` after an abort), the fewest live share holders of any user (itself
+        included), and the abort message if any.
+    """
+    rng = check_random_state(random_state)
+    graph = figure3_graph()
+    config = SecAggConfig(graph, threshold=threshold, vector_length=vector_length)
+    x = rng.integers(0, 10, size=(8, vector_length)).astype(np.uint32)
+    rows = []
+    for panel, roles in FIGURE3_ROLES.items():
+        gone = {u for u, r in roles.items() if r in ("dropped", "unlearned")}
+        live = [len(set(config.holders(i).tolist()) - gone) for i in range(8)]
+        try:
+            result = secure_aggregate(x, config, dropouts=_dropouts(roles), random_state=rng)
+        except SecAggAbort as error:
+            completes, components, message = False, None, str(error)
+        else:
+            coalition = [result.users[u].corrupt() for u, r in roles.items() if r == "adversarial"]
+            completes, components, message = True, len(leaked_partial_sums(result.server, coalition)), ""
+        rows.append(
+            {
+                "panel": panel,
+                "completes": completes,
+                "components summed": components,
+                "fewest live holders": min(live),
+                "user with fewest": f"u{int(np.argmin(live)) + 1}",
+                "abort": message,
+            }
+        )
+    table = pd.DataFrame(rows)
+    table["components summed"] = table["components summed"].astype("Int64")
+    return table
+
+
 def threshold_table(
     *, n_users: int = 8, threshold: int = 3, vector_length: int = 4, random_state: SeedLike = 0
 ) -> pd.DataFrame:
     """One round per number of dropouts on the complete graph: the exact sum down to ``t`` survivors, then an abort.
+
+    Every user holds a share of its own secrets, so a survivor's self-mask seed keeps ``t`` live holders
+    as long as ``t`` users survive (Bonawitz et al. 2017, Fig. 4).
 
     Parameters
     ----------
@@ -165,6 +218,9 @@ def coalition_table(
 ) -> pd.DataFrame:
     """The server with a growing coalition of the target's share holders: nothing below ``t``, everything at ``t``.
 
+    The target survives, so it reveals its own share of ``b`` and never of ``s^SK``: the coalition is
+    drawn from its holders other than itself, and needs ``t`` of them.
+
     Parameters
     ----------
     n_users : int, default=10
@@ -190,9 +246,9 @@ def coalition_table(
     x = rng.integers(0, 2**32, size=(n_users, vector_length), dtype=np.uint32)
     result = secure_aggregate(x, config, random_state=rng)
     target = 0
-    holders = [int(j) for j in config.holders(target)]
+    holders = [int(j) for j in config.holders(target) if j != target]
     rows = []
-    for size in range(threshold + 1):
+    for size in range(min(threshold, len(holders)) + 1):
         coalition = [result.users[j].corrupt() for j in holders[:size]]
         try:
             recovered = unmask_with_coalition(target, coalition, result.server)
@@ -275,10 +331,10 @@ def dropout_abort_rates(
 ) -> pd.DataFrame:
     """How often a cluster's round aborts when each user drops independently with probability ``δ``.
 
-    Compares SecAgg+ with shares among the ``m`` neighbours (Bell et al. 2020; ``t = ⌈ξm⌉``) with
-    shares among the whole cluster (Liu et al.'s reading, ``t = ⌈ξk⌉``): Requirement 2 of Liu et al.
-    counts live users per cluster, while a SecAgg+ round needs ``t`` live holders in *every*
-    neighbourhood.
+    Compares SecAgg+ with shares among the ``m`` neighbours and the user itself (Bell et al. 2020;
+    ``t = ⌈ξ(m + 1)⌉``) with shares among the whole cluster (Liu et al.'s reading, ``t = ⌈ξk⌉``):
+    Requirement 2 of Liu et al. counts live users per cluster, which is exactly what the whole-cluster
+    round needs, while a SecAgg+ round needs ``t`` live holders in *every* neighbourhood.
 
     Parameters
     ----------
@@ -370,7 +426,7 @@ def aggregation_cost(
     degrees : dict of str to callable or None
         Per label, ``k -> m`` (a Harary degree) or ``None`` for the complete graph (SecAgg).
     threshold_rate : float
-        ``ξ``; ``t = ⌈ξm⌉`` with shares among neighbours, as in SecAgg+.
+        ``ξ``; ``t = ⌈ξ(m + 1)⌉`` with shares among the neighbours and the user itself, as in SecAgg+.
     vector_length : int
         ``d``, model parameters.
     dropout_rate : float, default=0.0
