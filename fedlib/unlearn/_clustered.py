@@ -272,14 +272,6 @@ class ClusteredUnlearning:
                 f"secure aggregation needs at least 3 users per cluster; cluster_size={self.cluster_size} gives "
                 f"a cluster of {min(c.size for c in self.clusters_)}."
             )
-        if self.secure and self.share_holders == "all":
-            short = [i for i, c in enumerate(self.clusters_) if self.thresholds[i] > c.size - 1]
-            if short:
-                i = short[0]
-                raise ValueError(
-                    f"cluster {i} of {self.clusters_[i].size} users has only {self.clusters_[i].size - 1} share "
-                    f"holders per user, fewer than t = ceil(xi * k_i) = {self.thresholds[i]}: lower threshold_rate."
-                )
         self.members_ = [c.copy() for c in self.clusters_]
         self.generation_ = np.zeros(len(self.clusters_), dtype=np.int64)
         self.unlearned_: list[int] = []
@@ -541,10 +533,10 @@ class ClusteredUnlearning:
         if self.secure and self.share_holders == "all":
             for i, count in zip(clusters.tolist(), counts.tolist(), strict=True):
                 left = self.members_[i].size - count
-                if left - 1 < self.thresholds[i]:
+                if left < self.thresholds[i]:
                     raise UnlearningCapacityError(
-                        f"cluster {i} would keep {left} users, {left - 1} share holders each, fewer than its fixed "
-                        f"threshold t = {self.thresholds[i]}: no round could complete (Requirement 2)."
+                        f"cluster {i} would keep {left} users (each holding a share of every secret), fewer than its "
+                        f"fixed threshold t = {self.thresholds[i]}: no round could complete (Requirement 2)."
                     )
         caps = self.caps
         if caps is not None:

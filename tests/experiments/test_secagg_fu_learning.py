@@ -56,11 +56,15 @@ def test_expected_retrained_matches_enumeration(sizes, tau):
     assert experiments.expected_retrained(sizes, tau, "sequential") == pytest.approx(np.mean(sequential))
 
 
-def test_abort_probability_matches_simulation():
-    rng = np.random.default_rng(0)
+def test_abort_probability_matches_the_protocol():
+    from fedlib.secagg import SecAggConfig
+
     k, t, rate = 20, 14, 0.25
-    survivors = (rng.random((200_000, k)) >= rate).sum(axis=1)
-    assert experiments.abort_probability(k, t, rate) == pytest.approx((survivors - 1 < t).mean(), abs=3e-3)
+    config = SecAggConfig.for_cluster(k, degree=4, threshold_rate=0.7, vector_length=1, share_holders="all",
+                                      threshold=t, random_state=0)  # fmt: skip
+    alive = np.random.default_rng(0).random((20_000, k)) >= rate
+    measured = 1.0 - config.completes_without(~alive).mean()
+    assert experiments.abort_probability(k, t, rate) == pytest.approx(measured, abs=0.01)
 
 
 def test_trend_verdict_reads_the_ends_of_the_sweep():

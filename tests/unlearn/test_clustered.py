@@ -121,19 +121,23 @@ def test_cluster_too_small_for_secure_aggregation_raises(task):
 def test_too_many_dropouts_abort_rounds_and_keep_the_model(task):
     fu = make(task, threshold_rate=0.8, dropout=0.5).fit()
     aborted = [r for t in fu.trainers_ for r in t.history_ if r.aborted]
-    assert aborted, "t = ceil(0.8 k) = 7 of 8 with half the users dropping must abort some rounds"
+    assert aborted, "t = ceil(0.8 k) = 7 survivors of 8 needed: half the users dropping must abort some rounds"
     assert fu.aborted_rounds() == len(aborted)
     assert all(r.summed.size == 0 for r in aborted)
 
 
 def test_unlearning_past_the_fixed_threshold_fails_loudly(task):
-    with pytest.raises(ValueError, match="fewer than t = ceil"):
-        make(task, threshold_rate=0.9)  # t = 8 of k = 8: 7 holders per user
-    fu = make(task, threshold_rate=0.8).fit()  # t = 7: one unlearned user leaves 6 holders per user
-    with pytest.raises(UnlearningCapacityError, match="Requirement 2"):
+    fu = make(task, threshold_rate=0.9).fit()  # t = 8 of k = 8: every user must survive
+    assert fu.thresholds == (8, 8, 8) and fu.aborted_rounds() == 0
+    with pytest.raises(UnlearningCapacityError, match="fewer than its fixed threshold t = 8"):
         fu.unlearn([int(fu.clusters_[0][0])])
     assert fu.unlearned_ == [] and fu.generation_.tolist() == [0, 0, 0]
-    assert make(task, threshold_rate=0.8, secure=False).fit().unlearn([0]).users_retrained == 7
+    fu = make(task, threshold_rate=0.8).fit()  # t = 7: one user may go, not two
+    first, second = (int(u) for u in fu.clusters_[0][:2])
+    assert fu.unlearn([first]).users_retrained == 7
+    with pytest.raises(UnlearningCapacityError, match="Requirement 2"):
+        fu.unlearn([second])
+    assert make(task, threshold_rate=0.9, secure=False).fit().unlearn([0]).users_retrained == 7
 
 
 def test_one_cluster_is_global_fedavg_with_full_retraining(task):

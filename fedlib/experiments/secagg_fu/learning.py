@@ -738,12 +738,12 @@ def exactness_check(system: ClusteredUnlearning, user: int, X: np.ndarray) -> di
 
 
 def abort_probability(cluster_size: int, threshold: int, dropout: float) -> float:
-    """Chance that one round of a cluster aborts: fewer than ``t`` share holders among the other survivors.
+    """Chance that one round of a cluster aborts: fewer than ``t`` of its users survive.
 
-    Every user holds shares of every other user's secrets (Liu et al.'s
-    t-out-of-k sharing); a survivor's self-mask seed is rebuilt from the other
-    survivors' shares, so the round needs ``survivors − 1 >= t``, with each of
-    the ``k`` users dropping independently with probability ``dropout``.
+    Every user holds a share of every user's secrets, its own included
+    (Liu et al.'s t-out-of-k sharing; Bonawitz et al. 2017, Fig. 4), so the
+    round completes exactly when at least ``t`` users survive (Requirement 2),
+    with each of the ``k`` users dropping independently with probability ``dropout``.
 
     Parameters
     ----------
@@ -757,9 +757,9 @@ def abort_probability(cluster_size: int, threshold: int, dropout: float) -> floa
     Returns
     -------
     float
-        ``P[Binomial(k, 1 − dropout) − 1 < t]``.
+        ``P[Binomial(k, 1 − dropout) < t]``.
     """
-    return float(binom.cdf(threshold, cluster_size, 1.0 - dropout))
+    return float(binom.cdf(threshold - 1, cluster_size, 1.0 - dropout))
 
 
 def dropout_table(system: ClusteredUnlearning) -> pd.DataFrame:
