@@ -89,6 +89,8 @@ def test_convergence_unlearning_and_exactness_end_to_end(images, design):
     assert table.loc[(experiments.GLOBAL, "sequential"), "users retrained"] == 23 + 22
     assert table.loc[(experiments.GLOBAL, "batch"), "users retrained"] == 22
     assert clustered.unlearned_ == []  # the table unlearned copies
+    comparable = experiments.comparable_verdict(table, design["setting"].iloc[0], noise=1.0)
+    assert comparable["verdict"].str.startswith("supported").all()  # any difference is within a noise of 1
     check = experiments.exactness_check(clustered, 3, images.X)
     assert check["identical"] and check["other clusters unchanged"]
     # a targeted sequence is refused past the cap floor(0.1 * 12) = 1

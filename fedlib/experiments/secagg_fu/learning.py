@@ -696,6 +696,41 @@ def figure89_verdict(table: pd.DataFrame, *, noise: float) -> pd.DataFrame:
     return pd.DataFrame(rows)
 
 
+def comparable_verdict(table: pd.DataFrame, setting: str, *, noise: float) -> pd.DataFrame:
+    """Computed verdict on "comparable unlearning effectiveness": accuracy after unlearning, scheme vs global FedAvg.
+
+    Parameters
+    ----------
+    table : pandas.DataFrame
+        :func:`unlearning_table`, with the :data:`GLOBAL` baseline.
+    setting : str
+        The scheme's row.
+    noise : float
+        Differences up to this count as comparable (e.g. two standard errors of a test accuracy).
+
+    Returns
+    -------
+    pandas.DataFrame
+        Per mode: ``mode``, ``scheme``, ``global FedAvg``, ``difference``, ``users retrained (scheme / global)``,
+        ``verdict``.
+    """
+    rows = []
+    for mode in ("sequential", "batch"):
+        ours, base = table.loc[(setting, mode)], table.loc[(GLOBAL, mode)]
+        diff = float(ours["accuracy after"] - base["accuracy after"])
+        if abs(diff) <= noise:
+            verdict = f"supported: within {noise:.3f} of global FedAvg"
+        else:
+            verdict = f"{'better' if diff > 0 else 'worse'} than global FedAvg by {abs(diff):.3f} (beyond {noise:.3f})"
+        rows.append({
+            "mode": mode, "scheme": float(ours["accuracy after"]), "global FedAvg": float(base["accuracy after"]),
+            "difference": diff,
+            "users retrained (scheme / global)": f"{int(ours['users retrained'])} / {int(base['users retrained'])}",
+            "verdict": verdict,
+        })  # fmt: skip
+    return pd.DataFrame(rows)
+
+
 def exactness_check(system: ClusteredUnlearning, user: int, X: np.ndarray) -> dict[str, object]:
     """Unlearn one user from a copy of ``system`` and compare with training from scratch on poisoned data.
 
