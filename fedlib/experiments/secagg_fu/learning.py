@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import copy
 import math
+import re
 import time
 from dataclasses import dataclass
 
@@ -213,7 +214,8 @@ def design_table(n_users: int, settings=SETTINGS, *, random_state: SeedLike = 0)
         try:
             corrected = pargen(n_users, gamma=gamma, delta=delta, **fixed, variant="corrected").k
         except InfeasibleParameters as exc:
-            corrected = f"infeasible ({str(exc).split(':')[0]})"
+            needed = re.search(r"is k = (\d+)", str(exc))
+            corrected = f"infeasible (k = {needed.group(1)} > N)" if needed else "infeasible"
         rows.append({
             "setting": f"γ={gamma:g}, δ={delta:g}",
             "gamma": gamma,
@@ -230,7 +232,10 @@ def design_table(n_users: int, settings=SETTINGS, *, random_state: SeedLike = 0)
         "setting": GLOBAL, "gamma": np.nan, "delta": np.nan, "k": n_users, "s": 1, "degree m": None,
         "t = ceil(xi k)": None, "cap q = floor(zeta k)": None, "tau_seq (printed)": None, "k corrected": None,
     })  # fmt: skip
-    return pd.DataFrame(rows)
+    table = pd.DataFrame(rows)
+    for column in ("k", "s", "degree m", "t = ceil(xi k)", "cap q = floor(zeta k)", "tau_seq (printed)"):
+        table[column] = table[column].astype("Int64")
+    return table
 
 
 def build_system(
