@@ -13,6 +13,10 @@
 - Federated estimators without privacy (:class:`OneShotFederatedKMeans`, :class:`KFED`),
   the shared local step (:func:`local_clusters`) and MUFC's quantization grid
   (:class:`UniformGrid`).
+- KNOT's client-to-cluster assignment (Su & Li 2023): match ratings against anchors
+  (:func:`match_ratings`, :func:`round_ratings`) and the lexicographic minimum under
+  cluster-size bounds, solved exactly as a big-integer min-cost flow
+  (:func:`lexmin_assignment`, :func:`size_bounds`, :class:`Assignment`).
 
 Of the rest of fedlib this package uses only :mod:`fedlib.field` (quantization into
 integers and its overflow error); it imports nothing from :mod:`fedlib.secagg` or
@@ -20,6 +24,15 @@ integers and its overflow error); it imports nothing from :mod:`fedlib.secagg` o
 """
 
 from fedlib.cluster._accuracy import clustering_accuracy
+from fedlib.cluster._assignment import (
+    ASSIGNMENT_METHODS,
+    Assignment,
+    InfeasibleAssignment,
+    lexmin_assignment,
+    match_ratings,
+    round_ratings,
+    size_bounds,
+)
 from fedlib.cluster._distance import assign_to_nearest, nearest_centre_labels, row_norms_squared, squared_distances
 from fedlib.cluster._distance_lloyd import (
     DistanceOracle,
@@ -40,12 +53,15 @@ from fedlib.cluster._objective import kmeans_objective, loss_ratio
 from fedlib.cluster._quantize import UniformGrid
 
 __all__ = [
+    "ASSIGNMENT_METHODS",
     "KFED",
+    "Assignment",
     "CoordinateColumns",
     "DistanceColumns",
     "DistanceOracle",
     "FederatedClusteringMixin",
     "FloatDistances",
+    "InfeasibleAssignment",
     "KMeans",
     "LloydResult",
     "OneShotFederatedKMeans",
@@ -62,12 +78,16 @@ __all__ = [
     "draw_race_keys",
     "kmeans_objective",
     "kmeans_plusplus",
+    "lexmin_assignment",
     "lloyd",
     "local_clusters",
     "loss_ratio",
+    "match_ratings",
     "membership_matrix",
     "nearest_centre_labels",
+    "round_ratings",
     "row_norms_squared",
     "separate",
+    "size_bounds",
     "squared_distances",
 ]

@@ -1,0 +1,76 @@
+"""KNOT assignment benchmark: the exact lexicographic client-to-cluster assignment against K.
+
+    python benchmarks/bench_knot.py [--clients 100 1000 10000] [--clusters 10] [--repeat 3] [--seed 0]
+
+For each K, integer ratings D_kn in 0..100 come from KNOT's match ratings (Su & Li, INFOCOM 2023, Sec. IV)
+of Pareto-distributed training times and uniform disparities; the assignment puts every client in one of
+N clusters with sizes in [K/(2N), K/2]. Timed, medians of --repeat runs:
+
+- ``lexmin_flow``: fedlib's exact lexicographic minimum, a min-cost flow with Python-integer costs
+  (K+1)^D_kn (networkx's network simplex);
+- ``minsum_flow``: the same network with costs D_kn, the plain min-sum assignment of the same size
+  (what the authors' public code means to solve), the reference of the ratio;
+- the paper's float LP is not timed: its weights (KN)^D_kn overflow float64 from K*N = 1,200 on.
+
+The issue that introduced this benchmark set the goal at under 1 s for K = 1,000 (the paper reports under
+1 s at K = 100 with a commercial LP solver).
+"""
+
+from __future__ import annotations
+
+import argparse
+import math
+import time
+
+import numpy as np
+
+from fedlib.cluster import lexmin_assignment, match_ratings, round_ratings
+
+GOAL_SECONDS = 1.0
+
+
+def instance(n_clients: int, n_clusters: int, rng: np.random.Generator) -> np.ndarray:
+    """Integer ratings of a synthetic population: Pareto(shape 1.5) training times, uniform disparities."""
+    T = 10.0 * (1.0 + rng.pareto(1.5, n_clients))
+    S = rng.random(n_clients)
+    return round_ratings(match_ratings(T, S, n_clusters))
+
+
+def median_seconds(D: np.ndarray, method: str, repeat: int):
+    times, out = [], None
+    for _ in range(repeat):
+        start = time.perf_counter()
+        out = lexmin_assignment(D, method=method)
+        times.append(time.perf_counter() - start)
+    return float(np.median(times)), out
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--clients", type=int, nargs="+", default=[100, 1000, 10000])
+    parser.add_argument("--clusters", type=int, default=10)
+    parser.add_argument("--repeat", type=int, default=3)
+    parser.add_argument("--seed", type=int, default=0)
+    args = parser.parse_args()
+    rng = np.random.default_rng(args.seed)
+    print(f"KNOT assignment, N = {args.clusters} clusters, sizes in [K/(2N), K/2], medians of {args.repeat} runs")
+    print(f"{'K':>7} {'lexmin s':>10} {'minsum s':>10} {'ratio':>7} {'sizes':>34} {'max D lexmin/minsum':>20}")
+    for K in args.clients:
+        D = instance(K, args.clusters, rng)
+        repeat = args.repeat if K <= 1000 else 1
+        lex_s, lex = median_seconds(D, "lexmin_flow", repeat)
+        sum_s, minsum = median_seconds(D, "minsum_flow", repeat)
+        floats = "overflows" if K * args.clusters * 1.0 > 10 ** (308 / 100) else "fits"
+        print(
+            f"{K:>7} {lex_s:>10.3f} {sum_s:>10.3f} {lex_s / sum_s:>7.2f} {lex.sizes.tolist()!s:>34} "
+            f"{int(lex.ratings.max()):>9}/{int(minsum.ratings.max()):<9}  paper's float weights {floats}"
+        )
+        if K == 1000:
+            verdict = "met" if lex_s < GOAL_SECONDS else "MISSED"
+            print(f"        goal: under {GOAL_SECONDS:g} s at K = 1000: {verdict} ({lex_s:.3f} s)")
+    print(f"(the paper's weights (KN)^100 exceed float64 once KN > 10^{308 / 100:.2f} = {10 ** 3.08:.0f}; "
+          f"log10 of (K+1)^100 at K = 10000: {100 * math.log10(10001):.0f} digits, exact in Python)")
+
+
+if __name__ == "__main__":
+    main()
