@@ -13,13 +13,23 @@ The paper turns the lexicographic objective into the separable cost
 unimodular constraint matrix, and hands Meyer's λ-LP to a float LP solver.
 Those weights reach ``(KN)^100``: about ``10^270`` at ``K = 100`` and past the
 float64 range at ``K = 250``. Here the same costs are exact Python integers in
-a min-cost flow (:func:`networkx.network_simplex` accepts arbitrary-precision
-weights), which is the transportation problem's natural form; any base above
+a min-cost flow, the transportation problem's natural form; any base above
 ``K`` preserves the order, and the smallest, ``K + 1``, keeps the integers short.
+
+The flow is solved by successive shortest paths, one client at a time (as
+Jonker and Volgenant do for assignment): with only ``N`` clusters, a path that
+seats a new client moves at most ``N − 1`` others, so Dijkstra runs on the ``N``
+cluster nodes, each edge ``n → m`` the cheapest move of a member of ``n`` to
+``m`` (kept in a heap per pair), with node potentials that keep reduced costs
+non-negative. Cluster lower bounds are met first by a cost ``−M`` on a
+cluster's first ``⌈c2⌉`` seats. That is ``O(K N² log K)`` big-integer
+operations: 0.04 s for ``K = 1,000`` against 0.8 s for networkx's network
+simplex on the same costs (``method="network_simplex"``, kept as a cross-check).
 """
 
 from __future__ import annotations
 
+import heapq
 import math
 from dataclasses import dataclass
 
@@ -29,7 +39,7 @@ import numpy as np
 from fedlib._validation import check_option, check_scalar
 
 #: Solvers of :func:`lexmin_assignment`.
-ASSIGNMENT_METHODS = ("lexmin_flow", "minsum_flow", "paper_lp")
+ASSIGNMENT_METHODS = ("lexmin_flow", "minsum_flow", "network_simplex", "paper_lp")
 
 
 class InfeasibleAssignment(ValueError):
@@ -200,6 +210,76 @@ def _flow(costs: list[list[int]], lo: int, hi: int) -> np.ndarray:
     return np.array([[flow[("client", k)][("cluster", n)] for n in range(N)] for k in range(K)], dtype=np.int64)
 
 
+def _successive_shortest_paths(costs: list[list[int]], lo: int, hi: int) -> np.ndarray:
+    """Min-cost assignment of K clients to N clusters with sizes in [lo, hi]; the cluster of each client.
+
+    Successive shortest paths, one client at a time, on the residual graph condensed to the cluster nodes plus
+    a sink ``T``. Potentials ``pi`` keep every reduced cost ``c(u, v) − pi(u) + pi(v)`` non-negative; the ``lo``
+    first seats of a cluster cost ``−M`` (``M`` beats any sum of K costs), so lower bounds are met whenever the
+    bounds are feasible. Exact for any integer costs.
+    """
+    K, N = len(costs), len(costs[0])
+    M = (max(max(row) for row in costs) - min(min(row) for row in costs) + 1) * (K + 1)
+    T = N
+    pi = [0] * N + [M]
+    size = [0] * N
+    cluster_of = [-1] * K
+    moves = [[[] for _ in range(N)] for _ in range(N)]  # moves[n][m]: heap of (c_jm − c_jn, j) for members j of n
+
+    def cheapest_move(n: int, m: int):
+        heap = moves[n][m]
+        while heap and cluster_of[heap[0][1]] != n:  # lazy deletion of clients who left n
+            heapq.heappop(heap)
+        return heap[0] if heap else None
+
+    def seat(j: int, n: int) -> None:
+        cluster_of[j] = n
+        row = costs[j]
+        for m in range(N):
+            if m != n:
+                heapq.heappush(moves[n][m], (row[m] - row[n], j))
+
+    for k in range(K):
+        row = costs[k]
+        dist: list[int | None] = [row[n] + pi[n] for n in range(N)] + [None]
+        pred: list[tuple[int, int | None] | None] = [None] * (N + 1)
+        settled = [False] * (N + 1)
+        while True:
+            v, best = -1, None
+            for u in range(N + 1):
+                if not settled[u] and dist[u] is not None and (best is None or dist[u] < best):
+                    v, best = u, dist[u]
+            if v in (T, -1):
+                break
+            settled[v] = True
+            if size[v] < hi:
+                label = best + (-M if size[v] < lo else 0) - pi[v] + pi[T]
+                if dist[T] is None or label < dist[T]:
+                    dist[T], pred[T] = label, (v, None)
+            for m in range(N):
+                if m != v and not settled[m]:
+                    move = cheapest_move(v, m)
+                    if move is not None:
+                        label = best + move[0] - pi[v] + pi[m]
+                        if dist[m] is None or label < dist[m]:
+                            dist[m], pred[m] = label, (v, move[1])
+        to_sink = dist[T]
+        if to_sink is None:
+            raise InfeasibleAssignment(f"client {k} cannot be seated: every cluster is full (c3 = {hi}).")
+        for u in range(N + 1):
+            pi[u] -= dist[u] if dist[u] is not None and dist[u] < to_sink else to_sink
+        v = pred[T][0]
+        size[v] += 1
+        while pred[v] is not None:  # walk back: each moved client goes one cluster down the path
+            previous, client = pred[v]
+            seat(client, v)
+            v = previous
+        seat(k, v)
+    if min(size) < lo:
+        raise InfeasibleAssignment(f"cluster sizes {size} miss the lower bound c2 = {lo}.")
+    return np.asarray(cluster_of, dtype=np.int64)
+
+
 def _paper_lp(D: np.ndarray, lo: int, hi: int) -> np.ndarray:
     """The paper's λ-LP in floating point (GLOP): weights (KN)^D as floats, to show how it fails."""
     from ortools.linear_solver import pywraplp
@@ -245,11 +325,13 @@ def lexmin_assignment(
         ``c2``, the fewest clients per cluster; default ``K/(2N)``.
     upper : float, optional
         ``c3``, the most clients per cluster; default ``K/2``.
-    method : {"lexmin_flow", "minsum_flow", "paper_lp"}, default="lexmin_flow"
+    method : {"lexmin_flow", "minsum_flow", "network_simplex", "paper_lp"}, default="lexmin_flow"
         ``"lexmin_flow"``: exact lexicographic minimum, a min-cost flow with integer costs
-        ``(K+1)^{D_kn}``; ``"minsum_flow"``: minimum of ``Σ D_kn x_kn`` (what Plato's code means
-        to solve); ``"paper_lp"``: the paper's LP with float weights ``(KN)^{D_kn}`` (fails for
-        realistic sizes, kept to show it).
+        ``(K+1)^{D_kn}`` by successive shortest paths; ``"minsum_flow"``: minimum of
+        ``Σ D_kn x_kn`` (what Plato's code means to solve), same solver; ``"network_simplex"``:
+        the lexicographic minimum by networkx's network simplex (slower; a cross-check);
+        ``"paper_lp"``: the paper's LP with float weights ``(KN)^{D_kn}`` (fails for realistic
+        sizes, kept to show it).
 
     Returns
     -------
@@ -275,13 +357,17 @@ def lexmin_assignment(
     check_option(method, "method", ASSIGNMENT_METHODS)
     K, N = D.shape
     lo, hi = size_bounds(K, N, lower, upper)
+    base = K + 1  # any base > K orders sums of K powers like the sorted vectors (the paper's Lemma)
+    rows = D.tolist()
     if method == "paper_lp":
         x = _paper_lp(D, lo, hi)
+    elif method == "network_simplex":
+        x = _flow([[base**v for v in row] for row in rows], lo, hi)
     else:
-        base = K + 1  # any base > K orders sums of K powers like the sorted vectors (the paper's Lemma)
-        rows = D.tolist()
         costs = [[base**v for v in row] for row in rows] if method == "lexmin_flow" else rows
-        x = _flow(costs, lo, hi)
+        labels = _successive_shortest_paths(costs, lo, hi)
+        x = np.zeros((K, N), dtype=np.int64)
+        x[np.arange(K), labels] = 1
     labels = x.argmax(axis=1).astype(np.int64)
     if not (x.sum(axis=1) == 1).all():
         raise ArithmeticError(f"{method} returned a fractional or partial assignment.")

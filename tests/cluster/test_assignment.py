@@ -57,6 +57,8 @@ def test_lexmin_and_minsum_are_optimal_against_brute_force(K, N, levels, seed, b
     assert lo <= lex.sizes.min() and lex.sizes.max() <= hi and lex.sizes.sum() == K
     np.testing.assert_array_equal(lex.ratings, D[np.arange(K), lex.labels])
     assert int(lexmin_assignment(D, lower=lower, upper=upper, method="minsum_flow").ratings.sum()) == best_sum
+    simplex = lexmin_assignment(D, lower=lower, upper=upper, method="network_simplex")
+    assert tuple(simplex.sorted_ratings.tolist()) == best_lex
 
 
 def test_lexmin_is_not_minsum():
@@ -87,6 +89,15 @@ def test_the_exact_solver_handles_sizes_where_the_papers_float_weights_overflow(
     np.testing.assert_array_equal(
         np.sort(lexmin_assignment(small, method="paper_lp").ratings), np.sort(lexmin_assignment(small).ratings)
     )
+
+
+def test_successive_shortest_paths_agree_with_network_simplex_at_scale():
+    rng = np.random.default_rng(3)
+    T, S = 10.0 * (1.0 + rng.pareto(1.5, 300)), rng.random(300)
+    D = round_ratings(match_ratings(T, S, 6))
+    fast, simplex = lexmin_assignment(D), lexmin_assignment(D, method="network_simplex")
+    np.testing.assert_array_equal(fast.sorted_ratings, simplex.sorted_ratings)
+    assert fast.sizes.min() >= 25 and fast.sizes.max() <= 150  # ties may seat clients differently
 
 
 def test_infeasible_bounds_raise_naming_them():
