@@ -19,6 +19,11 @@
   which returns an :class:`Aggregated`); :func:`fedavg_weights` and
   :func:`server_update` average over the users actually summed; every round
   leaves a :class:`RoundRecord`.
+- Asynchronous federated learning on a simulated clock (:class:`AsyncFederatedTrainer`,
+  records :class:`AsyncRound`, heavy-tailed client times :func:`pareto_training_times`):
+  ``P`` clients in flight, aggregation of the ``M`` earliest results (FedBuff; ``M = P`` is
+  synchronous FedAvg), aggregation within clusters, and erasure by rolling back only the
+  erasing clients' clusters (KNOT, Su & Li 2023, in the semantics of its Plato code).
 - Evaluation of one model or a stack of models: :func:`predict_logits`,
   :func:`predict_proba`, :func:`accuracy`.
 
@@ -28,6 +33,7 @@ are reproducible bit for bit. Of the rest of fedlib this package uses only
 :mod:`fedlib.data`'s conventions; :mod:`fedlib.secagg` and :mod:`fedlib.unlearn` plug into it.
 """
 
+from fedlib.learn._async import AsyncFederatedTrainer, AsyncRound, pareto_training_times
 from fedlib.learn._evaluate import accuracy, predict_logits, predict_proba
 from fedlib.learn._fedavg import (
     Aggregated,
@@ -56,6 +62,8 @@ __all__ = [
     "MODELS",
     "Aggregated",
     "Aggregator",
+    "AsyncFederatedTrainer",
+    "AsyncRound",
     "ClientUpdates",
     "DropoutRule",
     "FederatedTrainer",
@@ -73,6 +81,7 @@ __all__ = [
     "init_parameters",
     "make_model",
     "n_parameters",
+    "pareto_training_times",
     "predict_logits",
     "predict_proba",
     "root_sequence",

@@ -1,0 +1,530 @@
+"""Asynchronous federated learning on a simulated clock, with clustered aggregation and rollback.
+
+The semantics are those of the Plato framework, in which KNOT (Su & Li,
+INFOCOM 2023) and its baselines were run:
+
+- client ``k`` takes a fixed simulated time ``T_k`` per local training
+  (:func:`pareto_training_times`: Plato's ``(20 + min(Lomax(α = 1), 30)) · epochs``);
+- the server keeps ``P`` clients in flight: whenever updates have been
+  processed it draws as many idle clients as it needs, sends each the current
+  model of its cluster, and the client trains at once (real torch training)
+  while its result waits in a queue ordered by simulated finish time;
+- an aggregation pops the ``M`` earliest results (FedBuff's buffer; with a
+  staleness bound, also every result that would be too stale) and moves the
+  clock to the last finish time; nothing sleeps;
+- each cluster's model is updated from its own clients only: Plato averages
+  the received client models (``aggregation="average"``), FedBuff proper adds
+  the mean of their deltas, optionally scaled by ``1/√(1 + τ)``
+  (``aggregation="fedbuff"``);
+- erasing clients rolls back only their clusters to the checkpoint before
+  the first round any of them took part in, and results computed from the
+  pre-rollback models are discarded when they arrive; the other clusters go on.
+
+With ``M = P`` every round waits for all the clients it sent: synchronous
+FedAvg. With one cluster it is FedBuff (or FedAvg) with global rollback.
+"""
+
+from __future__ import annotations
+
+import heapq
+from dataclasses import dataclass, field
+
+import numpy as np
+from torch import nn
+
+from fedlib._typing import SeedLike
+from fedlib._validation import check_option, check_random_state, check_scalar
+from fedlib.learn._evaluate import accuracy
+from fedlib.learn._fedavg import fedavg_weights
+from fedlib.learn._local import (
+    _INIT,
+    _ROUND,
+    LocalSGD,
+    _as_features,
+    _as_labels,
+    _check_clients,
+    _child,
+    root_sequence,
+    train_clients,
+)
+from fedlib.learn._models import init_parameters, make_model
+from fedlib.learn._params import get_flat
+
+
+def pareto_training_times(
+    n_clients: int,
+    *,
+    average: float = 20.0,
+    alpha: float = 1.0,
+    max_extra: float = 30.0,
+    epochs: int = 1,
+    random_state: SeedLike = 1,
+) -> np.ndarray:
+    """Simulated seconds per local training, heavy-tailed as in KNOT's experiments (Plato's latency model).
+
+    ``T_k = (average + min(E_k, max_extra)) · epochs`` with ``E_k`` drawn from
+    numpy's ``pareto(alpha)`` (a Lomax law on ``[0, ∞)``), once per client.
+
+    Parameters
+    ----------
+    n_clients : int
+        ``K``.
+    average : float, default=20.0
+        Plato's ``avg_training_time``.
+    alpha : float, default=1.0
+        Tail index (KNOT: 1).
+    max_extra : float, default=30.0
+        Plato's ``max_sleep_time``: the cap on the extra time.
+    epochs : int, default=1
+        Local epochs.
+    random_state : int, numpy.random.Generator or None, default=1
+        Plato seeds its draw with 1.
+
+    Returns
+    -------
+    ndarray of float64, shape (K,)
+        Seconds.
+
+    Examples
+    --------
+    >>> t = pareto_training_times(1000, random_state=0)
+    >>> bool(t.min() >= 20.0), bool(t.max() <= 50.0)
+    (True, True)
+    """
+    K = check_scalar(n_clients, "n_clients", "int", min_val=1)
+    alpha = check_scalar(alpha, "alpha", "real", min_val=0.0, include_min=False)
+    rng = check_random_state(random_state)
+    extra = np.minimum(rng.pareto(alpha, K), check_scalar(max_extra, "max_extra", "real", min_val=0.0))
+    return (check_scalar(average, "average", "real", min_val=0.0) + extra) * check_scalar(
+        epochs, "epochs", "int", min_val=1
+    )
+
+
+@dataclass(frozen=True)
+class AsyncRound:
+    """One aggregation of :class:`AsyncFederatedTrainer`.
+
+    Parameters
+    ----------
+    round_index : int
+        1 for the first aggregation.
+    time : float
+        Simulated seconds at the aggregation (the last finish time popped).
+    clients : ndarray of int64
+        Clients whose results were popped.
+    staleness : ndarray of int64
+        ``τ`` of each: rounds between the model it started from and this aggregation.
+    discarded : ndarray of int64
+        Popped clients whose results were dropped (computed from a rolled-back model, or erased).
+    clusters : ndarray of int64
+        Clusters whose models changed.
+    accuracies : ndarray of float64
+        Test accuracy of every cluster model after the aggregation (NaN without test data).
+    train_seconds : float
+        Wall-clock seconds of the local training launched in this round.
+    """
+
+    round_index: int
+    time: float
+    clients: np.ndarray
+    staleness: np.ndarray
+    discarded: np.ndarray
+    clusters: np.ndarray
+    accuracies: np.ndarray
+    train_seconds: float
+
+    @property
+    def accuracy(self) -> float:
+        """The global accuracy as Plato reports it under clustering: the best cluster model's."""
+        return float(np.nanmax(self.accuracies)) if np.isfinite(self.accuracies).any() else float("nan")
+
+
+@dataclass(order=True)
+class _InFlight:
+    finish: float
+    sequence: int
+    client: int = field(compare=False)
+    cluster: int = field(compare=False)
+    start_round: int = field(compare=False)
+    epoch: int = field(compare=False)  # the cluster's rollback epoch when the client started
+    start: np.ndarray = field(compare=False, repr=False)
+    params: np.ndarray = field(compare=False, repr=False)
+    n_samples: int = field(compare=False)
+
+
+class AsyncFederatedTrainer:
+    """Asynchronous (FedBuff-style) federated learning on a simulated clock, per cluster, with rollback.
+
+    Parameters
+    ----------
+    model : str or torch.nn.Module
+        A :data:`MODELS` name or an architecture without buffers.
+    X : ndarray or torch.Tensor of float, shape (n_samples, ...)
+        All clients' examples.
+    y : array-like of int, shape (n_samples,)
+        Labels.
+    clients : sequence of array-like of int
+        Each client's rows.
+    training_times : array-like of float, shape (K,)
+        Simulated seconds per local training of each client (:func:`pareto_training_times`).
+    concurrency : int
+        ``P``, clients in flight.
+    buffer : int
+        ``M``, results per aggregation (``M = P``: synchronous FedAvg).
+    cluster_labels : array-like of int, shape (K,), optional
+        Each client's cluster; default one cluster.
+    n_classes : int, optional
+        Output units when ``model`` is a name; default ``max(y) + 1``.
+    local : LocalSGD, optional
+        Local training; default ``LocalSGD()``.
+    aggregation : {"average", "fedbuff"}, default="average"
+        ``"average"``: the cluster model becomes the sample-weighted mean of the received client
+        models (Plato's semantics, which produced KNOT's numbers); ``"fedbuff"``: the cluster model
+        moves by ``server_lr`` times the weighted mean of the clients' deltas from their start models.
+    staleness_scaling : bool, default=False
+        ``"fedbuff"`` only: scale each delta by ``1/√(1 + τ)``.
+    server_lr : float, default=1.0
+        ``"fedbuff"`` only.
+    staleness_bound : int, optional
+        Results with ``τ`` above it are waited for in the next aggregation (Plato's
+        ``staleness_bound``; default none).
+    test_data : (X_test, y_test), optional
+        Evaluated after every aggregation, for the clusters it changed.
+    method : {"auto", "vmap", "loop"}, default="auto"
+        Local-training path.
+    random_state : int, numpy.random.SeedSequence or None, default=0
+        Root seed: initial model, selections and example orders.
+    n_threads : int or None, default=1
+        torch threads.
+
+    Attributes
+    ----------
+    params_ : ndarray of float32, shape (n_clusters, d)
+        Every cluster's model.
+    time_ : float
+        Simulated seconds so far.
+    round_ : int
+        Aggregations so far.
+    history_ : list of AsyncRound
+        One record per aggregation.
+    erased_ : list of int
+        Erased clients.
+
+    Raises
+    ------
+    ValueError
+        For bad options (``M > P``, ``P > K``, labels of the wrong length).
+
+    Examples
+    --------
+    >>> rng = np.random.default_rng(0)
+    >>> X, y = rng.random((80, 6), dtype=np.float32), rng.integers(0, 2, 80)
+    >>> trainer = AsyncFederatedTrainer("softmax", X, y, np.array_split(np.arange(80), 8),
+    ...                                 training_times=np.arange(1.0, 9.0), concurrency=4, buffer=2)
+    >>> trainer.run(rounds=3).round_, [r.clients.size for r in trainer.history_]
+    (3, [2, 2, 2])
+    """
+
+    def __init__(
+        self,
+        model: str | nn.Module,
+        X,
+        y,
+        clients,
+        *,
+        training_times,
+        concurrency: int,
+        buffer: int,
+        cluster_labels=None,
+        n_classes: int | None = None,
+        local: LocalSGD | None = None,
+        aggregation: str = "average",
+        staleness_scaling: bool = False,
+        server_lr: float = 1.0,
+        staleness_bound: int | None = None,
+        test_data: tuple | None = None,
+        method: str = "auto",
+        random_state: SeedLike = 0,
+        n_threads: int | None = 1,
+    ) -> None:
+        self._X, self._y = _as_features(X), _as_labels(y)
+        self.clients_ = _check_clients(clients, self._X.shape[0])
+        K = len(self.clients_)
+        self.training_times = np.asarray(training_times, dtype=np.float64).ravel()
+        if self.training_times.shape != (K,) or not (self.training_times > 0).all():
+            raise ValueError(f"training_times must hold {K} positive times, got shape {self.training_times.shape}.")
+        self.concurrency = check_scalar(concurrency, "concurrency (P)", "int", min_val=1, max_val=K)
+        self.buffer = check_scalar(buffer, "buffer (M)", "int", min_val=1, max_val=self.concurrency)
+        labels = np.zeros(K, dtype=np.int64) if cluster_labels is None else np.asarray(cluster_labels, np.int64)
+        if labels.shape != (K,) or labels.min() < 0:
+            raise ValueError(f"cluster_labels must hold {K} non-negative labels, got shape {labels.shape}.")
+        self.cluster_labels = labels
+        self.n_clusters = int(labels.max()) + 1
+        self.local = LocalSGD() if local is None else local
+        self.aggregation = check_option(aggregation, "aggregation", ("average", "fedbuff"))
+        self.staleness_scaling = bool(staleness_scaling)
+        self.server_lr = check_scalar(server_lr, "server_lr", "real", min_val=0.0, include_min=False)
+        self.staleness_bound = (
+            None if staleness_bound is None else check_scalar(staleness_bound, "staleness_bound", "int", min_val=0)
+        )
+        self.method = check_option(method, "method", ("auto", "vmap", "loop"))
+        self.n_threads = n_threads
+        if isinstance(model, str):
+            classes = int(self._y.max()) + 1 if n_classes is None else n_classes
+            model = make_model(model, max(classes, 2), seed=0, input_shape=tuple(self._X.shape[1:]))
+        self.model_ = model
+        self._test = None if test_data is None else (_as_features(test_data[0]), _as_labels(test_data[1]))
+        self._root = root_sequence(random_state)
+        self._select_rng = np.random.default_rng(_child(self._root, _ROUND))
+        init_parameters(model, seed=np.random.default_rng(_child(self._root, _INIT)))
+        initial = get_flat(model)
+        self.params_ = np.tile(initial, (self.n_clusters, 1))
+        self.checkpoints_: list[dict[int, np.ndarray]] = [{0: initial.copy()} for _ in range(self.n_clusters)]
+        self.time_ = 0.0
+        self.round_ = 0
+        self.history_: list[AsyncRound] = []
+        self.erased_: list[int] = []
+        self.first_selected_ = np.full(K, -1, dtype=np.int64)
+        self._epoch = np.zeros(self.n_clusters, dtype=np.int64)  # bumped by every rollback of the cluster
+        self._accuracies = np.full(self.n_clusters, np.nan)
+        self._queue: list[_InFlight] = []
+        self._sequence = 0
+        self._busy = np.zeros(K, dtype=bool)
+
+    @property
+    def n_clients(self) -> int:
+        """``K``."""
+        return len(self.clients_)
+
+    # -- the loop -----------------------------------------------------------------------------------------------------
+
+    def _launch(self) -> float:
+        """Fill the flight to ``P`` with idle, not erased clients; they train now. Wall seconds of the training."""
+        idle = np.flatnonzero(~self._busy)
+        idle = idle[~np.isin(idle, self.erased_)]
+        wanted = min(self.concurrency - int(self._busy.sum()), idle.size)
+        if wanted <= 0:
+            return 0.0
+        chosen = np.sort(self._select_rng.choice(idle, size=wanted, replace=False))
+        clusters = self.cluster_labels[chosen]
+        r = self.round_ + 1
+        updates = train_clients(
+            self.model_,
+            self.params_[clusters],
+            self._X,
+            self._y,
+            [self.clients_[k] for k in chosen],
+            config=self.local,
+            round_index=r,
+            client_ids=chosen,
+            base_version=r - 1,
+            random_state=self._root,
+            method=self.method,
+            n_threads=self.n_threads,
+        )
+        for row, k in enumerate(chosen.tolist()):
+            n = int(clusters[row])
+            if self.first_selected_[k] < 0:
+                self.first_selected_[k] = r
+            heapq.heappush(
+                self._queue,
+                _InFlight(
+                    finish=self.time_ + float(self.training_times[k]),
+                    sequence=self._sequence,
+                    client=k,
+                    cluster=n,
+                    start_round=r,
+                    epoch=int(self._epoch[n]),
+                    start=updates.start[row],
+                    params=updates.params[row],
+                    n_samples=int(updates.n_samples[row]),
+                ),
+            )
+            self._sequence += 1
+            self._busy[k] = True
+        return updates.seconds
+
+    def _pop(self) -> list[_InFlight]:
+        """The ``M`` earliest results, and with a staleness bound every result that would exceed it."""
+        popped = [heapq.heappop(self._queue) for _ in range(min(self.buffer, len(self._queue)))]
+        if self.staleness_bound is not None and self._queue:
+            r = self.round_ + 1
+            too_old = [item.finish for item in self._queue if r - item.start_round > self.staleness_bound]
+            if too_old:
+                latest = max(too_old)
+                while self._queue and self._queue[0].finish <= latest:
+                    popped.append(heapq.heappop(self._queue))
+        return popped
+
+    def step(self) -> AsyncRound:
+        """Launch clients up to ``P``, then aggregate the earliest ``M`` results.
+
+        Returns
+        -------
+        AsyncRound
+            The aggregation's record.
+
+        Raises
+        ------
+        RuntimeError
+            If no client is left to train.
+        """
+        train_seconds = self._launch()
+        if not self._queue:
+            raise RuntimeError("no client is in flight: every client is erased.")
+        popped = self._pop()
+        self.round_ += 1
+        r = self.round_
+        self.time_ = max(self.time_, max(item.finish for item in popped))
+        kept, discarded = [], []
+        for item in popped:
+            self._busy[item.client] = False
+            stale_model = item.epoch != self._epoch[item.cluster]
+            (discarded if stale_model or item.client in self.erased_ else kept).append(item)
+        changed = sorted({item.cluster for item in kept})
+        for n in changed:
+            mine = sorted((item for item in kept if item.cluster == n), key=lambda item: item.client)
+            self._aggregate(n, mine, r)  # in client order: the same sum whatever the arrival order
+            self.checkpoints_[n][r] = self.params_[n].copy()
+        if self._test is not None:
+            for n in changed:
+                self._accuracies[n] = accuracy(
+                    self.model_, *self._test, parameters=self.params_[n], n_threads=self.n_threads
+                )
+        record = AsyncRound(
+            round_index=r,
+            time=self.time_,
+            clients=np.array([item.client for item in popped], dtype=np.int64),
+            staleness=np.array([r - item.start_round for item in popped], dtype=np.int64),
+            discarded=np.array([item.client for item in discarded], dtype=np.int64),
+            clusters=np.array(changed, dtype=np.int64),
+            accuracies=self._accuracies.copy(),
+            train_seconds=train_seconds,
+        )
+        self.history_.append(record)
+        return record
+
+    def _aggregate(self, n: int, items: list[_InFlight], r: int) -> None:
+        weights = fedavg_weights([item.n_samples for item in items])
+        weights = weights / weights.sum()
+        if self.aggregation == "average":
+            self.params_[n] = np.einsum("i,id->d", weights, np.stack([item.params for item in items])).astype(
+                np.float32
+            )
+            return
+        staleness = np.array([r - item.start_round for item in items], dtype=np.float64)
+        scale = 1.0 / np.sqrt(1.0 + staleness) if self.staleness_scaling else np.ones(len(items))
+        deltas = np.stack([item.params - item.start for item in items])
+        self.params_[n] = (self.params_[n] + self.server_lr * np.einsum("i,id->d", weights * scale, deltas)).astype(
+            np.float32
+        )
+
+    def run(self, *, rounds: int | None = None, until: float | None = None, target: float | None = None):
+        """Aggregate until ``rounds`` more aggregations, simulated time ``until``, or best accuracy ``target``.
+
+        Parameters
+        ----------
+        rounds : int, optional
+            Most aggregations to run.
+        until : float, optional
+            Stop once the simulated clock reaches this.
+        target : float, optional
+            Stop once the best cluster's test accuracy reaches this (needs test data).
+
+        Returns
+        -------
+        AsyncFederatedTrainer
+            ``self``.
+
+        Raises
+        ------
+        ValueError
+            Without any stopping rule, or ``target`` without test data.
+        """
+        if rounds is None and until is None:
+            raise ValueError("give rounds or until: a run needs an end.")
+        if target is not None and self._test is None:
+            raise ValueError("target accuracy needs test_data.")
+        stop_round = None if rounds is None else self.round_ + check_scalar(rounds, "rounds", "int", min_val=0)
+        while (stop_round is None or self.round_ < stop_round) and (until is None or self.time_ < until):
+            record = self.step()
+            if target is not None and record.accuracy >= target:
+                break
+        return self
+
+    def time_to(self, target: float) -> float:
+        """Simulated seconds at the first aggregation whose best cluster accuracy reached ``target`` (NaN if none).
+
+        Parameters
+        ----------
+        target : float
+            Accuracy.
+
+        Returns
+        -------
+        float
+            Seconds.
+        """
+        for record in self.history_:
+            if record.accuracy >= target:
+                return record.time
+        return float("nan")
+
+    # -- erasure ------------------------------------------------------------------------------------------------------
+
+    def erase(self, client_ids) -> np.ndarray:
+        """Erase clients: roll back only their clusters to before they first took part, and retrain from there.
+
+        A cluster rolls back to its checkpoint at the last round before the first
+        round any of its erasing clients was selected in; results in flight from
+        its pre-rollback models are discarded when they arrive. Erased clients are
+        never selected again. Clusters without an erasing client are untouched.
+
+        Parameters
+        ----------
+        client_ids : array-like of int
+            Clients to erase.
+
+        Returns
+        -------
+        ndarray of int64
+            The clusters rolled back.
+
+        Raises
+        ------
+        ValueError
+            For an unknown client, one already erased, or a repeated id.
+        """
+        ids = np.asarray(client_ids, dtype=np.int64).ravel()
+        if ids.size == 0 or np.unique(ids).size != ids.size:
+            raise ValueError(f"erase needs distinct client ids, got {ids.tolist()}.")
+        unknown = ids[(ids < 0) | (ids >= self.n_clients)]
+        if unknown.size:
+            raise ValueError(f"clients {unknown.tolist()} are not clients (ids are 0..{self.n_clients - 1}).")
+        again = np.intersect1d(ids, self.erased_)
+        if again.size:
+            raise ValueError(f"clients {again.tolist()} were already erased.")
+        self.erased_.extend(ids.tolist())
+        took_part = ids[self.first_selected_[ids] > 0]
+        rolled = np.unique(self.cluster_labels[took_part])
+        for n in rolled.tolist():
+            first = int(self.first_selected_[took_part[self.cluster_labels[took_part] == n]].min())
+            version = max(v for v in self.checkpoints_[n] if v <= first - 1)
+            self.params_[n] = self.checkpoints_[n][version].copy()
+            self.checkpoints_[n] = {v: p for v, p in self.checkpoints_[n].items() if v <= version}
+            self._epoch[n] += 1
+            if self._test is not None:
+                self._accuracies[n] = accuracy(
+                    self.model_, *self._test, parameters=self.params_[n], n_threads=self.n_threads
+                )
+        return rolled.astype(np.int64)
+
+    def wall_seconds(self) -> float:
+        """Wall-clock seconds of local training over all aggregations so far (what the simulator schedules).
+
+        Returns
+        -------
+        float
+            Seconds.
+        """
+        return float(sum(record.train_seconds for record in self.history_))

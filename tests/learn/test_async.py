@@ -1,0 +1,110 @@
+"""The asynchronous simulator (Plato's semantics, as KNOT ran them): clock, buffer, sync special case, rollback."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+from fedlib.learn import LocalSGD, fedavg_weights, root_sequence, train_clients
+from fedlib.learn._async import AsyncFederatedTrainer, pareto_training_times
+from fedlib.learn._local import _ROUND, _child
+
+
+@pytest.fixture(scope="module")
+def task():
+    rng = np.random.default_rng(0)
+    centres = rng.normal(0, 2, (3, 5)).astype(np.float32)
+    y = rng.integers(0, 3, 300)
+    X = (centres[y] + rng.normal(0, 1, (300, 5))).astype(np.float32)
+    clients = np.array_split(np.arange(240), 12)
+    times = pareto_training_times(12, random_state=1)
+    return X[:240], y[:240], clients, times, (X[240:], y[240:])
+
+
+def make(task, **options):
+    X, y, clients, times, test = task
+    defaults = dict(training_times=times, concurrency=6, buffer=3, local=LocalSGD(lr=0.1, batch_size=10),
+                    test_data=test, random_state=5, method="loop")  # fmt: skip
+    return AsyncFederatedTrainer("softmax", X, y, clients, **{**defaults, **options})
+
+
+def test_same_seed_same_bits_and_the_clock_only_moves_forward(task):
+    a, b = make(task).run(rounds=6), make(task).run(rounds=6)
+    np.testing.assert_array_equal(a.params_, b.params_)
+    times = [r.time for r in a.history_]
+    assert times == [r.time for r in b.history_] and times == sorted(times)
+    assert all(r.clients.size == 3 for r in a.history_)
+    assert max(r.staleness.max() for r in a.history_) >= 1  # with M < P some results are stale
+    assert a.history_[-1].accuracy > 0.6
+
+
+def test_buffer_equal_to_concurrency_is_synchronous_fedavg(task):
+    X, y, clients, times, _ = task
+    trainer = make(task, buffer=6, test_data=None).run(rounds=3)
+    # the reference: every round draws P clients, waits for the slowest and averages their models
+    root = root_sequence(5)
+    select = np.random.default_rng(_child(root, _ROUND))
+    params, clock = trainer.checkpoints_[0][0].copy(), 0.0
+    for r in range(1, 4):
+        chosen = np.sort(select.choice(np.arange(12), size=6, replace=False))
+        out = train_clients(trainer.model_, params, X, y, [clients[k] for k in chosen], config=trainer.local,
+                            round_index=r, client_ids=chosen, random_state=root, method="loop")  # fmt: skip
+        w = fedavg_weights(out.n_samples)
+        params = np.einsum("i,id->d", w / w.sum(), out.params).astype(np.float32)
+        clock += times[chosen].max()
+        record = trainer.history_[r - 1]
+        assert sorted(record.clients.tolist()) == chosen.tolist() and (record.staleness == 0).all()
+        assert record.time == pytest.approx(clock)
+    np.testing.assert_array_equal(trainer.params_[0], params)
+
+
+def test_erasure_rolls_back_only_the_erasing_clients_cluster(task):
+    labels = np.arange(12) % 2
+    trainer = make(task, cluster_labels=labels).run(rounds=5)
+    other = trainer.params_[1].copy()
+    victim = int(np.flatnonzero((labels == 0) & (trainer.first_selected_ > 0))[0])
+    first = int(trainer.first_selected_[victim])
+    in_flight = [item.client for item in trainer._queue if item.cluster == 0]
+    rolled = trainer.erase([victim])
+    assert rolled.tolist() == [0]
+    expected = trainer.checkpoints_[0][max(v for v in trainer.checkpoints_[0] if v <= first - 1)]
+    np.testing.assert_array_equal(trainer.params_[0], expected)
+    np.testing.assert_array_equal(trainer.params_[1], other)
+    trainer.run(rounds=6)
+    discarded = np.concatenate([r.discarded for r in trainer.history_[5:]])
+    assert set(in_flight) <= set(discarded.tolist())  # results from the pre-rollback model are dropped
+    later = [k for r in trainer.history_[5:] for k in r.clients.tolist() if k not in in_flight]
+    assert victim not in later  # never selected again
+
+
+def test_erasing_twice_or_unknown_clients_raises(task):
+    trainer = make(task).run(rounds=2)
+    trainer.erase([0, 1])
+    with pytest.raises(ValueError, match="already erased"):
+        trainer.erase([1])
+    with pytest.raises(ValueError, match="not clients"):
+        trainer.erase([12])
+    with pytest.raises(ValueError, match="distinct"):
+        trainer.erase([3, 3])
+    assert trainer.erased_ == [0, 1]
+
+
+def test_options_are_checked(task):
+    with pytest.raises(ValueError, match="buffer"):
+        make(task, buffer=7)
+    with pytest.raises(ValueError, match="training_times"):
+        make(task, training_times=np.ones(3))
+    with pytest.raises(ValueError, match="needs an end"):
+        make(task).run()
+
+
+def test_fedbuff_aggregation_with_staleness_scaling_moves_by_scaled_deltas(task):
+    trainer = make(task, aggregation="fedbuff", staleness_scaling=True, server_lr=0.5).run(rounds=4)
+    assert np.isfinite(trainer.params_).all()
+    assert trainer.time_to(0.0) == trainer.history_[0].time and np.isnan(trainer.time_to(2.0))
+
+
+def test_pareto_times_follow_plato():
+    times = pareto_training_times(5000, random_state=1)
+    assert times.min() >= 20.0 and times.max() <= 50.0
+    assert np.mean(times == 50.0) > 0.02  # the cap binds: Lomax(1) exceeds 30 with probability 1/31
