@@ -188,6 +188,11 @@ class AsyncFederatedTrainer:
     staleness_bound : int, optional
         Results with ``τ`` above it are waited for in the next aggregation (Plato's
         ``staleness_bound``; default none).
+    schedule : {"global", "per_cluster"}, default="global"
+        ``"global"``: one selection and one buffer for all clients, as Plato runs KNOT (an
+        aggregation updates every cluster that received results); ``"per_cluster"``: every cluster
+        keeps its share of ``P`` in flight and of ``M`` in its buffer, draws its own clients and
+        aggregates on its own, so that an erasure in one cluster changes nothing in the others.
     test_data : (X_test, y_test), optional
         Evaluated after every aggregation, for the clusters it changed.
     method : {"auto", "vmap", "loop"}, default="auto"
@@ -204,7 +209,7 @@ class AsyncFederatedTrainer:
     time_ : float
         Simulated seconds so far.
     round_ : int
-        Aggregations so far.
+        Aggregations so far (each cluster also counts its own under ``"per_cluster"``).
     history_ : list of AsyncRound
         One record per aggregation.
     erased_ : list of int
@@ -242,6 +247,7 @@ class AsyncFederatedTrainer:
         staleness_scaling: bool = False,
         server_lr: float = 1.0,
         staleness_bound: int | None = None,
+        schedule: str = "global",
         test_data: tuple | None = None,
         method: str = "auto",
         random_state: SeedLike = 0,
@@ -275,7 +281,27 @@ class AsyncFederatedTrainer:
         self.model_ = model
         self._test = None if test_data is None else (_as_features(test_data[0]), _as_labels(test_data[1]))
         self._root = root_sequence(random_state)
-        self._select_rng = np.random.default_rng(_child(self._root, _ROUND))
+        self.schedule = check_option(schedule, "schedule", ("global", "per_cluster"))
+        if self.schedule == "global":
+            groups = [np.arange(self.n_clusters)]
+            self._select_rngs = [np.random.default_rng(_child(self._root, _ROUND))]
+        else:
+            groups = [np.array([n]) for n in range(self.n_clusters)]
+            self._select_rngs = [
+                np.random.default_rng(_child(self._root, _ROUND, 1 + n)) for n in range(self.n_clusters)
+            ]
+        self._group_members = [np.flatnonzero(np.isin(labels, group)) for group in groups]
+        sizes = np.array([members.size for members in self._group_members])
+        if self.schedule == "global":
+            self._group_concurrency, self._group_buffer = [self.concurrency], [self.buffer]
+        else:  # each cluster keeps its share of P in flight and of M in its buffer (at least one)
+            self._group_concurrency = [max(1, min(int(m), round(self.concurrency * m / K))) for m in sizes]
+            self._group_buffer = [
+                max(1, min(c, round(self.buffer * m / K))) for c, m in zip(self._group_concurrency, sizes, strict=True)
+            ]
+        self._group_round = np.zeros(len(groups), dtype=np.int64)
+        self._queues: list[list[_InFlight]] = [[] for _ in groups]
+        self._started = False
         init_parameters(model, seed=np.random.default_rng(_child(self._root, _INIT)))
         initial = get_flat(model)
         self.params_ = np.tile(initial, (self.n_clusters, 1))
@@ -287,7 +313,6 @@ class AsyncFederatedTrainer:
         self.first_selected_ = np.full(K, -1, dtype=np.int64)
         self._epoch = np.zeros(self.n_clusters, dtype=np.int64)  # bumped by every rollback of the cluster
         self._accuracies = np.full(self.n_clusters, np.nan)
-        self._queue: list[_InFlight] = []
         self._sequence = 0
         self._busy = np.zeros(K, dtype=bool)
 
@@ -298,16 +323,16 @@ class AsyncFederatedTrainer:
 
     # -- the loop -----------------------------------------------------------------------------------------------------
 
-    def _launch(self) -> float:
-        """Fill the flight to ``P`` with idle, not erased clients; they train now. Wall seconds of the training."""
-        idle = np.flatnonzero(~self._busy)
-        idle = idle[~np.isin(idle, self.erased_)]
-        wanted = min(self.concurrency - int(self._busy.sum()), idle.size)
+    def _launch(self, g: int) -> float:
+        """Fill group ``g``'s flight with idle, not erased members; they train now. Wall seconds of the training."""
+        members = self._group_members[g]
+        idle = members[~self._busy[members] & ~np.isin(members, self.erased_)]
+        wanted = min(self._group_concurrency[g] - int(self._busy[members].sum()), idle.size)
         if wanted <= 0:
             return 0.0
-        chosen = np.sort(self._select_rng.choice(idle, size=wanted, replace=False))
+        chosen = np.sort(self._select_rngs[g].choice(idle, size=wanted, replace=False))
         clusters = self.cluster_labels[chosen]
-        r = self.round_ + 1
+        r = int(self._group_round[g]) + 1
         updates = train_clients(
             self.model_,
             self.params_[clusters],
@@ -327,7 +352,7 @@ class AsyncFederatedTrainer:
             if self.first_selected_[k] < 0:
                 self.first_selected_[k] = r
             heapq.heappush(
-                self._queue,
+                self._queues[g],
                 _InFlight(
                     finish=self.time_ + float(self.training_times[k]),
                     sequence=self._sequence,
@@ -344,20 +369,28 @@ class AsyncFederatedTrainer:
             self._busy[k] = True
         return updates.seconds
 
-    def _pop(self) -> list[_InFlight]:
-        """The ``M`` earliest results, and with a staleness bound every result that would exceed it."""
-        popped = [heapq.heappop(self._queue) for _ in range(min(self.buffer, len(self._queue)))]
-        if self.staleness_bound is not None and self._queue:
-            r = self.round_ + 1
-            too_old = [item.finish for item in self._queue if r - item.start_round > self.staleness_bound]
+    def _due(self, g: int) -> float:
+        """When group ``g`` aggregates next: the finish of its ``M``-th earliest result (or its last)."""
+        queue = self._queues[g]
+        if not queue:
+            return np.inf
+        return heapq.nsmallest(min(self._group_buffer[g], len(queue)), queue)[-1].finish
+
+    def _pop(self, g: int) -> list[_InFlight]:
+        """Group ``g``'s ``M`` earliest results, and with a staleness bound every result that would exceed it."""
+        queue = self._queues[g]
+        popped = [heapq.heappop(queue) for _ in range(min(self._group_buffer[g], len(queue)))]
+        if self.staleness_bound is not None and queue:
+            r = int(self._group_round[g]) + 1
+            too_old = [item.finish for item in queue if r - item.start_round > self.staleness_bound]
             if too_old:
                 latest = max(too_old)
-                while self._queue and self._queue[0].finish <= latest:
-                    popped.append(heapq.heappop(self._queue))
+                while queue and queue[0].finish <= latest:
+                    popped.append(heapq.heappop(queue))
         return popped
 
     def step(self) -> AsyncRound:
-        """Launch clients up to ``P``, then aggregate the earliest ``M`` results.
+        """Aggregate the next due group's earliest ``M`` results, then send its idle clients the new models.
 
         Returns
         -------
@@ -369,12 +402,18 @@ class AsyncFederatedTrainer:
         RuntimeError
             If no client is left to train.
         """
-        train_seconds = self._launch()
-        if not self._queue:
+        train_seconds = 0.0
+        if not self._started:
+            train_seconds = sum(self._launch(g) for g in range(len(self._queues)))
+            self._started = True
+        due = [self._due(g) for g in range(len(self._queues))]
+        g = int(np.argmin(due))
+        if not np.isfinite(due[g]):
             raise RuntimeError("no client is in flight: every client is erased.")
-        popped = self._pop()
+        popped = self._pop(g)
         self.round_ += 1
-        r = self.round_
+        self._group_round[g] += 1
+        r = int(self._group_round[g])
         self.time_ = max(self.time_, max(item.finish for item in popped))
         kept, discarded = [], []
         for item in popped:
@@ -391,8 +430,9 @@ class AsyncFederatedTrainer:
                 self._accuracies[n] = accuracy(
                     self.model_, *self._test, parameters=self.params_[n], n_threads=self.n_threads
                 )
+        train_seconds += self._launch(g)
         record = AsyncRound(
-            round_index=r,
+            round_index=self.round_,
             time=self.time_,
             clients=np.array([item.client for item in popped], dtype=np.int64),
             staleness=np.array([r - item.start_round for item in popped], dtype=np.int64),

@@ -64,7 +64,7 @@ def test_erasure_rolls_back_only_the_erasing_clients_cluster(task):
     other = trainer.params_[1].copy()
     victim = int(np.flatnonzero((labels == 0) & (trainer.first_selected_ > 0))[0])
     first = int(trainer.first_selected_[victim])
-    in_flight = [item.client for item in trainer._queue if item.cluster == 0]
+    in_flight = [item.client for item in trainer._queues[0] if item.cluster == 0]
     rolled = trainer.erase([victim])
     assert rolled.tolist() == [0]
     expected = trainer.checkpoints_[0][max(v for v in trainer.checkpoints_[0] if v <= first - 1)]
@@ -75,6 +75,23 @@ def test_erasure_rolls_back_only_the_erasing_clients_cluster(task):
     assert set(in_flight) <= set(discarded.tolist())  # results from the pre-rollback model are dropped
     later = [k for r in trainer.history_[5:] for k in r.clients.tolist() if k not in in_flight]
     assert victim not in later  # never selected again
+
+
+def test_per_cluster_scheduling_keeps_the_other_clusters_bit_identical(task):
+    labels = np.arange(12) % 3
+    erased = make(task, cluster_labels=labels, schedule="per_cluster", concurrency=9, buffer=6)
+    erased.run(rounds=6)
+    victim = int(np.flatnonzero((labels == 0) & (erased.first_selected_ > 0))[0])
+    assert erased.erase([victim]).tolist() == [0]
+    erased.run(rounds=12)
+    plain = make(task, cluster_labels=labels, schedule="per_cluster", concurrency=9, buffer=6).run(rounds=18)
+    for n in (1, 2):
+        common = sorted(set(erased.checkpoints_[n]) & set(plain.checkpoints_[n]))
+        assert len(common) >= 4
+        for version in common:
+            np.testing.assert_array_equal(erased.checkpoints_[n][version], plain.checkpoints_[n][version])
+    assert any(not np.array_equal(erased.checkpoints_[0][v], plain.checkpoints_[0][v])
+               for v in set(erased.checkpoints_[0]) & set(plain.checkpoints_[0]))  # fmt: skip
 
 
 def test_erasing_twice_or_unknown_clients_raises(task):
