@@ -24,6 +24,8 @@
   ``P`` clients in flight, aggregation of the ``M`` earliest results (FedBuff; ``M = P`` is
   synchronous FedAvg), aggregation within clusters, and erasure by rolling back only the
   erasing clients' clusters (KNOT, Su & Li 2023, in the semantics of its Plato code).
+- KNOT's client profile before clustering (:func:`profile_clients`, :class:`ClientProfile`):
+  training times and the model disparity against the profiling round's consensus.
 - Evaluation of one model or a stack of models: :func:`predict_logits`,
   :func:`predict_proba`, :func:`accuracy`.
 
@@ -57,6 +59,7 @@ from fedlib.learn._local import (
 )
 from fedlib.learn._models import MODELS, init_parameters, make_model
 from fedlib.learn._params import ParameterLayout, get_flat, n_parameters, set_flat
+from fedlib.learn._profile import ClientProfile, profile_clients
 
 __all__ = [
     "MODELS",
@@ -64,6 +67,7 @@ __all__ = [
     "Aggregator",
     "AsyncFederatedTrainer",
     "AsyncRound",
+    "ClientProfile",
     "ClientUpdates",
     "DropoutRule",
     "FederatedTrainer",
@@ -84,6 +88,7 @@ __all__ = [
     "pareto_training_times",
     "predict_logits",
     "predict_proba",
+    "profile_clients",
     "root_sequence",
     "server_update",
     "set_flat",
