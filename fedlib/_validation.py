@@ -182,6 +182,31 @@ def spawn_generators(random_state: SeedLike, n: int) -> list[np.random.Generator
     return [np.random.default_rng(s) for s in seq.spawn(n)]
 
 
+def child_sequence(root: np.random.SeedSequence, *key: int) -> np.random.SeedSequence:
+    """The stream of ``root`` named by integer ``key``: the same key gives the same bits, whatever else was drawn.
+
+    Parameters
+    ----------
+    root : numpy.random.SeedSequence
+        The simulation's root.
+    *key : int
+        The stream's name, e.g. ``(purpose, round, client)``.
+
+    Returns
+    -------
+    numpy.random.SeedSequence
+        ``root`` with ``key`` appended to its spawn key.
+
+    Examples
+    --------
+    >>> root = np.random.SeedSequence(0)
+    >>> a = np.random.default_rng(child_sequence(root, 1, 2)).random()
+    >>> a == np.random.default_rng(child_sequence(root, 1, 2)).random()
+    True
+    """
+    return np.random.SeedSequence(root.entropy, spawn_key=(*root.spawn_key, *(int(k) for k in key)))
+
+
 def check_array(X, *, name: str = "X", min_samples: int = 1, dtype=np.float64) -> NDArrayFloat:
     """Return ``X`` as a C-contiguous 2-D float array with finite entries."""
     try:

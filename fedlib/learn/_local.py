@@ -42,6 +42,7 @@ from torch.func import functional_call, grad, vmap
 
 from fedlib._typing import SeedLike
 from fedlib._validation import check_option, check_random_state, check_scalar
+from fedlib._validation import child_sequence as _child
 from fedlib.learn._params import ParameterLayout
 
 #: Stream keys under a root seed: the training order of client c in round r is stream (TRAIN, r, c).
@@ -198,10 +199,6 @@ def root_sequence(random_state: SeedLike) -> np.random.SeedSequence:
         return np.random.SeedSequence(int(random_state.integers(0, 2**63)))
     check_random_state(random_state)  # type check only
     return np.random.SeedSequence(random_state)
-
-
-def _child(root: np.random.SeedSequence, *key: int) -> np.random.SeedSequence:
-    return np.random.SeedSequence(root.entropy, spawn_key=(*root.spawn_key, *(int(k) for k in key)))
 
 
 def client_generator(random_state: SeedLike, round_index: int, client_id: int) -> np.random.Generator:

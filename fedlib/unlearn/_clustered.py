@@ -29,7 +29,6 @@ full retraining per request, the baseline Liu et al. do not run; with
 
 from __future__ import annotations
 
-import math
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 
@@ -37,6 +36,7 @@ import numpy as np
 
 from fedlib._typing import SeedLike
 from fedlib._validation import check_option, check_scalar
+from fedlib._validation import child_sequence as _child
 from fedlib.learn import (
     FederatedTrainer,
     LocalSGD,
@@ -46,7 +46,7 @@ from fedlib.learn import (
     root_sequence,
 )
 from fedlib.secagg import SecAggAbort, SecureAggregator
-from fedlib.unlearn._pargen import LEFTOVERS, assign_clusters
+from fedlib.unlearn._pargen import LEFTOVERS, _ceil_times, _floor_times, assign_clusters
 from fedlib.unlearn._voting import VoteResult, majority_vote
 
 
@@ -122,10 +122,6 @@ class UnlearningReport:
             "MB sent": self.bytes_sent / 1e6,
             "accuracy": np.nan if self.accuracy is None else self.accuracy,
         }
-
-
-def _child(root: np.random.SeedSequence, *key: int) -> np.random.SeedSequence:
-    return np.random.SeedSequence(root.entropy, spawn_key=(*root.spawn_key, *key))
 
 
 #: Stream keys under the root seed: the clustering, and cluster i's model in generation g is (_CLUSTER, i, g).
@@ -305,14 +301,14 @@ class ClusteredUnlearning:
     @property
     def thresholds(self) -> tuple[int, ...]:
         """Each cluster's Shamir threshold with ``share_holders="all"``: ``t_i = ⌈ξ k_i⌉`` of the cluster as formed."""
-        return tuple(max(2, math.ceil(self.threshold_rate * c.size - 1e-9)) for c in self.clusters_)
+        return tuple(max(2, _ceil_times(self.threshold_rate, c.size)) for c in self.clusters_)
 
     @property
     def caps(self) -> tuple[int, ...] | None:
         """``q_i = ⌊ζ k_i⌋``: the most users cluster ``i`` may lose (None without ``removal_rate``)."""
         if self.removal_rate is None:
             return None
-        return tuple(math.floor(self.removal_rate * c.size + 1e-9) for c in self.clusters_)
+        return tuple(_floor_times(self.removal_rate, c.size) for c in self.clusters_)
 
     def _aggregator(self, i: int):
         if not self.secure:

@@ -1596,6 +1596,50 @@ def expected_retrained_batch(n_users: int, k: int, tau, *, requests: Literal["cl
     return _out(values, arr.ndim == 0)
 
 
+def expected_retrained(cluster_sizes, n_requests: int, mode: str) -> float:
+    """Expected users retrained by ``τ`` distinct uniformly random requests, for the actual cluster sizes.
+
+    Remark 1 of Liu et al. (2025) assumes ``s`` equal clusters of ``k``; with the
+    leftovers the sizes ``k_i`` differ. With ``K_2 = Σ k_i² / N`` (the size of
+    the cluster of a random user, on average):
+
+    - batch: every hit cluster retrains once without its unlearned users,
+      ``Σ_i k_i (1 − C(N − k_i, τ)/C(N, τ)) − τ``;
+    - sequential: request ``j`` retrains its cluster without the requested user
+      and the ``(j − 1)(K_2 − 1)/(N − 1)`` earlier requests that fell in it on
+      average, ``τ(K_2 − 1) − τ(τ − 1)(K_2 − 1)/(2(N − 1))``.
+
+    With one cluster of all ``N`` users these are ``N − τ`` and ``τ(N − 1) − τ(τ − 1)/2``.
+
+    Parameters
+    ----------
+    cluster_sizes : array-like of int
+        ``k_i``.
+    n_requests : int
+        ``τ``.
+    mode : {"sequential", "batch"}
+        How requests are handled.
+
+    Returns
+    -------
+    float
+        The expectation.
+
+    Examples
+    --------
+    >>> expected_retrained([10], 3, "batch"), expected_retrained([10], 3, "sequential")
+    (7.0, 24.0)
+    """
+    check_option(mode, "mode", ("sequential", "batch"))
+    sizes = np.asarray(cluster_sizes, dtype=np.int64)
+    n, tau = int(sizes.sum()), int(n_requests)
+    if mode == "batch":
+        missed = [math.comb(n - int(k), tau) / math.comb(n, tau) for k in sizes]
+        return float(sum(int(k) * (1.0 - m) for k, m in zip(sizes, missed, strict=True)) - tau)
+    k2 = float((sizes.astype(float) ** 2).sum() / n)
+    return tau * (k2 - 1) - tau * (tau - 1) * (k2 - 1) / (2 * (n - 1))
+
+
 def simulate_retraining(
     n_users: int,
     k: int,

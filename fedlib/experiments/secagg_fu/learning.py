@@ -10,7 +10,6 @@ Fashion-MNIST, both with a small CNN, so that a laptop runs a chapter in minutes
 from __future__ import annotations
 
 import copy
-import math
 import re
 import time
 from dataclasses import dataclass
@@ -26,6 +25,7 @@ from fedlib.unlearn import (
     ClusteredUnlearning,
     InfeasibleParameters,
     UnlearningCapacityError,
+    expected_retrained,
     pargen,
 )
 from fedlib.utils import SeedLike, check_random_state, progress
@@ -124,13 +124,10 @@ def load_federated_images(
     """
     rng = check_random_state(random_state)
     key = DATASETS[name]
-    if key == "femnist_sample":
+    if key in ("mnist_test", "femnist_sample"):
         full = data.load_or_standin(key, random_state=rng)
         if "user_index" in full.extras:
             return _femnist_writers(full, n_users, per_user, n_test, rng)
-        pool, test = data.split_dataset(full, n_test, random_state=rng)
-    elif key == "mnist_test":
-        full = data.load_or_standin(key, random_state=rng)
         pool, test = data.split_dataset(full, n_test, random_state=rng)
     else:
         pool = data.load_or_standin(key, random_state=rng)
@@ -570,49 +567,6 @@ def unlearning_run(
     return pd.DataFrame(events), pd.DataFrame(curves)
 
 
-def expected_retrained(cluster_sizes, n_requests: int, mode: str) -> float:
-    """Expected users retrained by ``τ`` distinct uniformly random requests, for the actual cluster sizes.
-
-    Remark 1 of Liu et al. assumes ``s`` equal clusters of ``k``; with the
-    leftovers the sizes ``k_i`` differ. With ``K_2 = Σ k_i² / N`` (the size of
-    the cluster of a random user, on average):
-
-    - batch: every hit cluster retrains once without its unlearned users,
-      ``Σ_i k_i (1 − C(N − k_i, τ)/C(N, τ)) − τ``;
-    - sequential: request ``j`` retrains its cluster without the requested user
-      and the ``(j − 1)(K_2 − 1)/(N − 1)`` earlier requests that fell in it on
-      average, ``τ(K_2 − 1) − τ(τ − 1)(K_2 − 1)/(2(N − 1))``.
-
-    With one cluster of all ``N`` users these are ``N − τ`` and ``τ(N − 1) − τ(τ − 1)/2``.
-
-    Parameters
-    ----------
-    cluster_sizes : array-like of int
-        ``k_i``.
-    n_requests : int
-        ``τ``.
-    mode : {"sequential", "batch"}
-        How requests are handled.
-
-    Returns
-    -------
-    float
-        The expectation.
-
-    Examples
-    --------
-    >>> expected_retrained([10], 3, "batch"), expected_retrained([10], 3, "sequential")
-    (7.0, 24.0)
-    """
-    sizes = np.asarray(cluster_sizes, dtype=np.int64)
-    n, tau = int(sizes.sum()), int(n_requests)
-    if mode == "batch":
-        missed = [math.comb(n - int(k), tau) / math.comb(n, tau) for k in sizes]
-        return float(sum(int(k) * (1.0 - m) for k, m in zip(sizes, missed, strict=True)) - tau)
-    k2 = float((sizes.astype(float) ** 2).sum() / n)
-    return tau * (k2 - 1) - tau * (tau - 1) * (k2 - 1) / (2 * (n - 1))
-
-
 def unlearning_summary(events: pd.DataFrame, system: ClusteredUnlearning, n_requests: int) -> dict[str, float]:
     """Totals of one :func:`unlearning_run`, beside the expected number of retrained users.
 
@@ -826,20 +780,3 @@ def dropout_table(system: ClusteredUnlearning) -> pd.DataFrame:
             "predicted aborted": rounds * abort_probability(size, t, system.dropout),
         })  # fmt: skip
     return pd.DataFrame(rows)
-
-
-def sequential_batch_cost_ratio(summaries: pd.DataFrame) -> float:
-    """Users retrained sequentially over users retrained in one batch, from a summary table.
-
-    Parameters
-    ----------
-    summaries : pandas.DataFrame
-        Rows of :func:`unlearning_summary` indexed by mode.
-
-    Returns
-    -------
-    float
-        The ratio (NaN if the batch retrained no one).
-    """
-    batch = summaries.loc["batch", "users retrained"]
-    return float(summaries.loc["sequential", "users retrained"] / batch) if batch else math.nan
