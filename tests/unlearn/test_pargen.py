@@ -13,7 +13,7 @@ from fractions import Fraction
 
 import numpy as np
 import pytest
-from hypothesis import given
+from hypothesis import assume, given
 from hypothesis import strategies as st
 from scipy.stats import binomtest, hypergeom
 
@@ -157,6 +157,7 @@ def test_remark_6_printed_clustering_is_infeasible_up_to_55_users():
     eta=st.integers(1, 80),
 )
 def test_printed_searches_equal_a_scalar_loop_over_the_printed_formulas(n, gamma, margin, delta, zeta, sigma, eta):
+    assume(gamma + delta + zeta < 1)  # Lemma 3's p = γ + δ + ζ must be a probability below 1
     xi = min(0.99, gamma + margin)
     if xi <= max(delta, zeta):
         with pytest.raises(InfeasibleParameters, match="Lemma 2 as printed requires"):
