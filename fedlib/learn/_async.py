@@ -27,6 +27,7 @@ FedAvg. With one cluster it is FedBuff (or FedAvg) with global rollback.
 from __future__ import annotations
 
 import heapq
+import time
 from dataclasses import dataclass, field
 
 import numpy as np
@@ -39,6 +40,7 @@ from fedlib.learn._fedavg import fedavg_weights
 from fedlib.learn._local import (
     _INIT,
     _ROUND,
+    ClientUpdates,
     LocalSGD,
     _as_features,
     _as_labels,
@@ -49,6 +51,13 @@ from fedlib.learn._local import (
 )
 from fedlib.learn._models import init_parameters, make_model
 from fedlib.learn._params import get_flat
+from fedlib.learn._profile import ClientProfile, profile_clients
+
+#: Stream keys of the trainer's root beyond those of local training (0-3): work outside the loop.
+_OUTSIDE, _FRACTION, _PROFILE = 16, 17, 18
+
+#: The test metrics a trainer can report, by name.
+_METRICS = {"accuracy": accuracy}
 
 
 def pareto_training_times(
@@ -118,10 +127,18 @@ class AsyncRound:
         Popped clients whose results were dropped (computed from a rolled-back model, or erased).
     clusters : ndarray of int64
         Clusters whose models changed.
-    accuracies : ndarray of float64
-        Test accuracy of every cluster model after the aggregation (NaN without test data).
+    scores : ndarray of float64
+        The test metric of every cluster model after the aggregation (NaN without test data).
     train_seconds : float
         Wall-clock seconds of the local training launched in this round.
+    finish_times : ndarray of float64
+        Simulated finish time of each popped result (a client started at its finish minus its ``T_k``).
+    eval_seconds : float
+        Wall-clock seconds of testing the changed cluster models.
+    step_seconds : float
+        Wall-clock seconds of the whole aggregation step, training and testing included.
+    metric : {"accuracy", "perplexity"}, default="accuracy"
+        What ``scores`` measure: higher accuracy or lower perplexity is better.
     """
 
     round_index: int
@@ -130,13 +147,65 @@ class AsyncRound:
     staleness: np.ndarray
     discarded: np.ndarray
     clusters: np.ndarray
-    accuracies: np.ndarray
+    scores: np.ndarray
     train_seconds: float
+    finish_times: np.ndarray
+    eval_seconds: float
+    step_seconds: float
+    metric: str = "accuracy"
 
     @property
-    def accuracy(self) -> float:
-        """The global accuracy as Plato reports it under clustering: the best cluster model's."""
-        return float(np.nanmax(self.accuracies)) if np.isfinite(self.accuracies).any() else float("nan")
+    def overhead_seconds(self) -> float:
+        """Wall-clock seconds of the simulator itself: the step without local training and testing."""
+        return max(0.0, self.step_seconds - self.train_seconds - self.eval_seconds)
+
+    @property
+    def best(self) -> float:
+        """The global score as Plato reports it under clustering: the best cluster model's (NaN before any test)."""
+        if not np.isfinite(self.scores).any():
+            return float("nan")
+        return float(np.nanmax(self.scores) if self.metric == "accuracy" else np.nanmin(self.scores))
+
+    def reached(self, target: float) -> bool:
+        """Whether the best cluster model reached ``target`` (at least it for accuracy, at most for perplexity).
+
+        Parameters
+        ----------
+        target : float
+            Accuracy or perplexity.
+
+        Returns
+        -------
+        bool
+            ``False`` before any test.
+        """
+        best = self.best
+        return bool(best >= target if self.metric == "accuracy" else best <= target)
+
+
+@dataclass(frozen=True)
+class StoredUpdates:
+    """The client updates of one aggregation, kept for calibrated unlearning (FedEraser, Liu et al. 2021).
+
+    Parameters
+    ----------
+    round_index : int
+        The aggregation (of the cluster's round counter) they were aggregated in.
+    cluster : int
+        Their cluster.
+    clients : ndarray of int64, shape (m,)
+        The clients, in increasing order.
+    updates : ndarray of float32, shape (m, d)
+        Each client's local update: its trained model minus the model it started from.
+    n_samples : ndarray of int64, shape (m,)
+        Examples each trained on.
+    """
+
+    round_index: int
+    cluster: int
+    clients: np.ndarray
+    updates: np.ndarray
+    n_samples: np.ndarray
 
 
 @dataclass(order=True)
@@ -195,6 +264,13 @@ class AsyncFederatedTrainer:
         aggregates on its own, so that an erasure in one cluster changes nothing in the others.
     test_data : (X_test, y_test), optional
         Evaluated after every aggregation, for the clusters it changed.
+    metric : {"accuracy", "perplexity"}, default="accuracy"
+        The test metric (:func:`~fedlib.learn.accuracy` or :func:`~fedlib.learn.perplexity`).
+    start_time : float, default=0.0
+        The simulated clock at the start (e.g. after a profiling round).
+    store_updates : int, optional
+        Keep the client updates of every ``store_updates``-th aggregation of each cluster
+        (rounds 1, 1 + Δt, 1 + 2Δt, ...), as FedEraser's server does; default none.
     method : {"auto", "vmap", "loop"}, default="auto"
         Local-training path.
     random_state : int, numpy.random.SeedSequence or None, default=0
@@ -214,6 +290,12 @@ class AsyncFederatedTrainer:
         One record per aggregation.
     erased_ : list of int
         Erased clients.
+    first_selected_ : ndarray of int64, shape (K,)
+        The round (of its cluster's schedule) each client was first sent a model in; -1 if never.
+    checkpoints_ : list of dict
+        Per cluster, the model after each of its aggregations (and 0: the initial model).
+    stored_updates_ : list of StoredUpdates
+        With ``store_updates``, the kept aggregations in order.
 
     Raises
     ------
@@ -249,6 +331,9 @@ class AsyncFederatedTrainer:
         staleness_bound: int | None = None,
         schedule: str = "global",
         test_data: tuple | None = None,
+        metric: str = "accuracy",
+        start_time: float = 0.0,
+        store_updates: int | None = None,
         method: str = "auto",
         random_state: SeedLike = 0,
         n_threads: int | None = 1,
@@ -261,11 +346,6 @@ class AsyncFederatedTrainer:
             raise ValueError(f"training_times must hold {K} positive times, got shape {self.training_times.shape}.")
         self.concurrency = check_scalar(concurrency, "concurrency (P)", "int", min_val=1, max_val=K)
         self.buffer = check_scalar(buffer, "buffer (M)", "int", min_val=1, max_val=self.concurrency)
-        labels = np.zeros(K, dtype=np.int64) if cluster_labels is None else np.asarray(cluster_labels, np.int64)
-        if labels.shape != (K,) or labels.min() < 0:
-            raise ValueError(f"cluster_labels must hold {K} non-negative labels, got shape {labels.shape}.")
-        self.cluster_labels = labels
-        self.n_clusters = int(labels.max()) + 1
         self.local = LocalSGD() if local is None else local
         self.aggregation = check_option(aggregation, "aggregation", ("average", "fedbuff"))
         self.staleness_scaling = bool(staleness_scaling)
@@ -280,8 +360,56 @@ class AsyncFederatedTrainer:
             model = make_model(model, max(classes, 2), seed=0, input_shape=tuple(self._X.shape[1:]))
         self.model_ = model
         self._test = None if test_data is None else (_as_features(test_data[0]), _as_labels(test_data[1]))
+        self.metric = check_option(metric, "metric", tuple(_METRICS))
+        self.store_updates = (
+            None if store_updates is None else check_scalar(store_updates, "store_updates", "int", min_val=1)
+        )
+        self.stored_updates_: list[StoredUpdates] = []
         self._root = root_sequence(random_state)
         self.schedule = check_option(schedule, "schedule", ("global", "per_cluster"))
+        init_parameters(model, seed=np.random.default_rng(_child(self._root, _INIT)))
+        self._initial = get_flat(model)
+        self.time_ = check_scalar(start_time, "start_time", "real", min_val=0.0)
+        self.round_ = 0
+        self.history_: list[AsyncRound] = []
+        self.erased_: list[int] = []
+        self.first_selected_ = np.full(K, -1, dtype=np.int64)
+        self._sequence = 0
+        self._busy = np.zeros(K, dtype=bool)
+        self._started = False
+        self._pending_train_seconds = 0.0  # training launched by next_time(), booked to the next step
+        self.set_clusters(np.zeros(K, dtype=np.int64) if cluster_labels is None else cluster_labels)
+
+    def set_clusters(self, cluster_labels) -> AsyncFederatedTrainer:
+        """Assign the clients to clusters (e.g. after profiling them); only before the first aggregation.
+
+        Every cluster starts from the same initial model.
+
+        Parameters
+        ----------
+        cluster_labels : array-like of int, shape (K,)
+            Each client's cluster, ``0..N-1``.
+
+        Returns
+        -------
+        AsyncFederatedTrainer
+            ``self``.
+
+        Raises
+        ------
+        ValueError
+            For labels of the wrong length or negative ones.
+        RuntimeError
+            Once training has started.
+        """
+        if self._started:
+            raise RuntimeError("clusters can only be set before the first aggregation.")
+        K = self.n_clients
+        labels = np.asarray(cluster_labels, dtype=np.int64).ravel()
+        if labels.shape != (K,) or labels.min() < 0:
+            raise ValueError(f"cluster_labels must hold {K} non-negative labels, got shape {labels.shape}.")
+        self.cluster_labels = labels
+        self.n_clusters = int(labels.max()) + 1
         if self.schedule == "global":
             groups = [np.arange(self.n_clusters)]
             self._select_rngs = [np.random.default_rng(_child(self._root, _ROUND))]
@@ -301,20 +429,52 @@ class AsyncFederatedTrainer:
             ]
         self._group_round = np.zeros(len(groups), dtype=np.int64)
         self._queues: list[list[_InFlight]] = [[] for _ in groups]
-        self._started = False
-        init_parameters(model, seed=np.random.default_rng(_child(self._root, _INIT)))
-        initial = get_flat(model)
-        self.params_ = np.tile(initial, (self.n_clusters, 1))
-        self.checkpoints_: list[dict[int, np.ndarray]] = [{0: initial.copy()} for _ in range(self.n_clusters)]
-        self.time_ = 0.0
-        self.round_ = 0
-        self.history_: list[AsyncRound] = []
-        self.erased_: list[int] = []
-        self.first_selected_ = np.full(K, -1, dtype=np.int64)
+        self.params_ = np.tile(self._initial, (self.n_clusters, 1))
+        self.checkpoints_: list[dict[int, np.ndarray]] = [{0: self._initial.copy()} for _ in range(self.n_clusters)]
         self._epoch = np.zeros(self.n_clusters, dtype=np.int64)  # bumped by every rollback of the cluster
-        self._accuracies = np.full(self.n_clusters, np.nan)
-        self._sequence = 0
-        self._busy = np.zeros(K, dtype=bool)
+        self._scores = np.full(self.n_clusters, np.nan)
+        return self
+
+    def profile(self, *, variant: str = "paper", charge: bool = True) -> ClientProfile:
+        """KNOT's profiling round (Su & Li 2023, Sec. IV-A) on this trainer's clients, from its initial model.
+
+        Every client trains once (:func:`~fedlib.learn.profile_clients`); the round is synchronous,
+        so with ``charge`` the clock moves by the slowest client's time.
+
+        Parameters
+        ----------
+        variant : {"paper", "plato"}, default="paper"
+            The disparity's definition (:func:`~fedlib.learn.profile_clients`).
+        charge : bool, default=True
+            Move the clock by ``max T_k``.
+
+        Returns
+        -------
+        ClientProfile
+            ``T_k`` and ``S_k`` of every client.
+
+        Raises
+        ------
+        RuntimeError
+            Once training has started.
+        """
+        if self._started:
+            raise RuntimeError("profile the clients before the first aggregation.")
+        result = profile_clients(
+            self.model_,
+            self._initial,
+            self._X,
+            self._y,
+            self.clients_,
+            training_times=self.training_times,
+            local=self.local,
+            variant=variant,
+            random_state=_child(self._root, _PROFILE),
+            method=self.method,
+        )
+        if charge:
+            self.time_ += float(self.training_times.max())
+        return result
 
     @property
     def n_clients(self) -> int:
@@ -369,6 +529,24 @@ class AsyncFederatedTrainer:
             self._busy[k] = True
         return updates.seconds
 
+    def _start(self) -> float:
+        """Send the first models (once). Wall seconds of the training."""
+        if self._started:
+            return 0.0
+        self._started = True
+        return sum(self._launch(g) for g in range(len(self._queues)))
+
+    def next_time(self) -> float:
+        """Simulated time of the next aggregation (the first clients are sent their models if not yet).
+
+        Returns
+        -------
+        float
+            Seconds; infinite when no client is in flight.
+        """
+        self._pending_train_seconds += self._start()
+        return min(self._due(g) for g in range(len(self._queues)))
+
     def _due(self, g: int) -> float:
         """When group ``g`` aggregates next: the finish of its ``M``-th earliest result (or its last)."""
         queue = self._queues[g]
@@ -402,10 +580,9 @@ class AsyncFederatedTrainer:
         RuntimeError
             If no client is left to train.
         """
-        train_seconds = 0.0
-        if not self._started:
-            train_seconds = sum(self._launch(g) for g in range(len(self._queues)))
-            self._started = True
+        began = time.perf_counter()
+        train_seconds = self._start() + self._pending_train_seconds
+        self._pending_train_seconds = 0.0
         due = [self._due(g) for g in range(len(self._queues))]
         g = int(np.argmin(due))
         if not np.isfinite(due[g]):
@@ -425,11 +602,10 @@ class AsyncFederatedTrainer:
             mine = sorted((item for item in kept if item.cluster == n), key=lambda item: item.client)
             self._aggregate(n, mine, r)  # in client order: the same sum whatever the arrival order
             self.checkpoints_[n][r] = self.params_[n].copy()
-        if self._test is not None:
-            for n in changed:
-                self._accuracies[n] = accuracy(
-                    self.model_, *self._test, parameters=self.params_[n], n_threads=self.n_threads
-                )
+        eval_began = time.perf_counter()
+        for n in changed:
+            self._evaluate(n)
+        eval_seconds = time.perf_counter() - eval_began
         train_seconds += self._launch(g)
         record = AsyncRound(
             round_index=self.round_,
@@ -438,13 +614,33 @@ class AsyncFederatedTrainer:
             staleness=np.array([r - item.start_round for item in popped], dtype=np.int64),
             discarded=np.array([item.client for item in discarded], dtype=np.int64),
             clusters=np.array(changed, dtype=np.int64),
-            accuracies=self._accuracies.copy(),
+            scores=self._scores.copy(),
             train_seconds=train_seconds,
+            finish_times=np.array([item.finish for item in popped], dtype=np.float64),
+            eval_seconds=eval_seconds,
+            step_seconds=time.perf_counter() - began,
+            metric=self.metric,
         )
         self.history_.append(record)
         return record
 
+    def _evaluate(self, n: int) -> None:
+        if self._test is not None:
+            self._scores[n] = _METRICS[self.metric](
+                self.model_, *self._test, parameters=self.params_[n], n_threads=self.n_threads
+            )
+
     def _aggregate(self, n: int, items: list[_InFlight], r: int) -> None:
+        if self.store_updates is not None and (r - 1) % self.store_updates == 0:
+            self.stored_updates_.append(
+                StoredUpdates(
+                    round_index=r,
+                    cluster=n,
+                    clients=np.array([item.client for item in items], dtype=np.int64),
+                    updates=np.stack([item.params - item.start for item in items]),
+                    n_samples=np.array([item.n_samples for item in items], dtype=np.int64),
+                )
+            )
         weights = fedavg_weights([item.n_samples for item in items])
         weights = weights / weights.sum()
         if self.aggregation == "average":
@@ -460,16 +656,17 @@ class AsyncFederatedTrainer:
         )
 
     def run(self, *, rounds: int | None = None, until: float | None = None, target: float | None = None):
-        """Aggregate until ``rounds`` more aggregations, simulated time ``until``, or best accuracy ``target``.
+        """Aggregate for ``rounds`` more aggregations, until simulated time ``until``, or until ``target``.
 
         Parameters
         ----------
         rounds : int, optional
             Most aggregations to run.
         until : float, optional
-            Stop once the simulated clock reaches this.
+            Run every aggregation due by this simulated time, then set the clock to it (an event at
+            ``until``, e.g. an erasure request, then comes between two aggregations, for every method alike).
         target : float, optional
-            Stop once the best cluster's test accuracy reaches this (needs test data).
+            Stop once the best cluster model's test metric reaches this (:meth:`AsyncRound.reached`).
 
         Returns
         -------
@@ -484,35 +681,53 @@ class AsyncFederatedTrainer:
         if rounds is None and until is None:
             raise ValueError("give rounds or until: a run needs an end.")
         if target is not None and self._test is None:
-            raise ValueError("target accuracy needs test_data.")
+            raise ValueError(f"a target {self.metric} needs test_data.")
         stop_round = None if rounds is None else self.round_ + check_scalar(rounds, "rounds", "int", min_val=0)
-        while (stop_round is None or self.round_ < stop_round) and (until is None or self.time_ < until):
+        while stop_round is None or self.round_ < stop_round:
+            if until is not None and self.next_time() > until:
+                self.time_ = max(self.time_, float(until))
+                break
             record = self.step()
-            if target is not None and record.accuracy >= target:
+            if target is not None and record.reached(target):
                 break
         return self
 
-    def time_to(self, target: float) -> float:
-        """Simulated seconds at the first aggregation whose best cluster accuracy reached ``target`` (NaN if none).
+    def time_to(self, target: float, *, after: float | None = None) -> float:
+        """Simulated seconds at the first aggregation whose best cluster model reached ``target`` (NaN if none).
 
         Parameters
         ----------
         target : float
-            Accuracy.
+            Accuracy, or perplexity with ``metric="perplexity"``.
+        after : float, optional
+            Count only aggregations at or after this time (e.g. the erasure: the target must be
+            reached by a model that never saw the erased data).
 
         Returns
         -------
         float
-            Seconds.
+            Seconds since the start of the clock (not since ``after``).
         """
         for record in self.history_:
-            if record.accuracy >= target:
+            if (after is None or record.time >= after) and record.reached(target):
                 return record.time
         return float("nan")
 
     # -- erasure ------------------------------------------------------------------------------------------------------
 
-    def erase(self, client_ids) -> np.ndarray:
+    def _check_new_erasures(self, client_ids) -> np.ndarray:
+        ids = np.asarray(client_ids, dtype=np.int64).ravel()
+        if ids.size == 0 or np.unique(ids).size != ids.size:
+            raise ValueError(f"erase needs distinct client ids, got {ids.tolist()}.")
+        unknown = ids[(ids < 0) | (ids >= self.n_clients)]
+        if unknown.size:
+            raise ValueError(f"clients {unknown.tolist()} are not clients (ids are 0..{self.n_clients - 1}).")
+        again = np.intersect1d(ids, self.erased_)
+        if again.size:
+            raise ValueError(f"clients {again.tolist()} were already erased.")
+        return ids
+
+    def erase(self, client_ids, *, rollback: bool = True) -> np.ndarray:
         """Erase clients: roll back only their clusters to before they first took part, and retrain from there.
 
         A cluster rolls back to its checkpoint at the last round before the first
@@ -524,27 +739,24 @@ class AsyncFederatedTrainer:
         ----------
         client_ids : array-like of int
             Clients to erase.
+        rollback : bool, default=True
+            ``False``: only stop selecting the clients and drop their results in flight, and leave
+            the models to an unlearning method that replaces them (:meth:`replace_model`).
 
         Returns
         -------
         ndarray of int64
-            The clusters rolled back.
+            The clusters rolled back (none without ``rollback``).
 
         Raises
         ------
         ValueError
             For an unknown client, one already erased, or a repeated id.
         """
-        ids = np.asarray(client_ids, dtype=np.int64).ravel()
-        if ids.size == 0 or np.unique(ids).size != ids.size:
-            raise ValueError(f"erase needs distinct client ids, got {ids.tolist()}.")
-        unknown = ids[(ids < 0) | (ids >= self.n_clients)]
-        if unknown.size:
-            raise ValueError(f"clients {unknown.tolist()} are not clients (ids are 0..{self.n_clients - 1}).")
-        again = np.intersect1d(ids, self.erased_)
-        if again.size:
-            raise ValueError(f"clients {again.tolist()} were already erased.")
+        ids = self._check_new_erasures(client_ids)
         self.erased_.extend(ids.tolist())
+        if not rollback:
+            return np.zeros(0, dtype=np.int64)
         took_part = ids[self.first_selected_[ids] > 0]
         rolled = np.unique(self.cluster_labels[took_part])
         for n in rolled.tolist():
@@ -553,11 +765,127 @@ class AsyncFederatedTrainer:
             self.params_[n] = self.checkpoints_[n][version].copy()
             self.checkpoints_[n] = {v: p for v, p in self.checkpoints_[n].items() if v <= version}
             self._epoch[n] += 1
-            if self._test is not None:
-                self._accuracies[n] = accuracy(
-                    self.model_, *self._test, parameters=self.params_[n], n_threads=self.n_threads
-                )
+            self._evaluate(n)
         return rolled.astype(np.int64)
+
+    def replace_model(self, cluster: int, params, *, seconds: float = 0.0) -> AsyncRound:
+        """Put a model computed outside the loop (e.g. by calibrated unlearning) in place of a cluster's.
+
+        The clock moves on by ``seconds``, the time the computation took; results in flight
+        from the replaced model are discarded when they arrive, as after a rollback. The
+        change is recorded as an aggregation without clients.
+
+        Parameters
+        ----------
+        cluster : int
+            The cluster.
+        params : array-like of float32, shape (d,)
+            Its new model.
+        seconds : float, default=0.0
+            Simulated seconds the replacement took.
+
+        Returns
+        -------
+        AsyncRound
+            The record of the replacement.
+
+        Raises
+        ------
+        ValueError
+            For an unknown cluster, a vector of the wrong shape or negative seconds.
+        """
+        n = check_scalar(cluster, "cluster", "int", min_val=0, max_val=self.n_clusters - 1)
+        params = np.asarray(params, dtype=np.float32)
+        if params.shape != self.params_[n].shape:
+            raise ValueError(f"params must have shape {self.params_[n].shape}, got {params.shape}.")
+        began = time.perf_counter()
+        self.time_ += check_scalar(seconds, "seconds", "real", min_val=0.0)
+        self.params_[n] = params
+        self._epoch[n] += 1
+        self._evaluate(n)
+        self.round_ += 1
+        record = AsyncRound(
+            round_index=self.round_,
+            time=self.time_,
+            clients=np.zeros(0, dtype=np.int64),
+            staleness=np.zeros(0, dtype=np.int64),
+            discarded=np.zeros(0, dtype=np.int64),
+            clusters=np.array([n], dtype=np.int64),
+            scores=self._scores.copy(),
+            train_seconds=0.0,
+            finish_times=np.zeros(0, dtype=np.float64),
+            eval_seconds=0.0,
+            step_seconds=time.perf_counter() - began,
+            metric=self.metric,
+        )
+        self.history_.append(record)
+        return record
+
+    def local_updates(
+        self,
+        start,
+        client_ids,
+        *,
+        local: LocalSGD | None = None,
+        fraction: float = 1.0,
+        round_index: int = 0,
+        random_state: SeedLike = None,
+    ) -> ClientUpdates:
+        """Train some clients now, outside the loop, from a given model (e.g. FedEraser's calibration).
+
+        The clock does not move: the caller charges the simulated time.
+
+        Parameters
+        ----------
+        start : array-like of float32, shape (d,)
+            The model they start from.
+        client_ids : array-like of int
+            The clients.
+        local : LocalSGD, optional
+            Local training; default the trainer's.
+        fraction : float, default=1.0
+            Each client trains on this fraction of its examples (at least one), drawn from its
+            stream: a fractional number of epochs, e.g. FedEraser's ``r · E`` when it is below one.
+        round_index : int, default=0
+            Selects the example orders.
+        random_state : int, numpy.random.SeedSequence or None, optional
+            Root of the streams; default a stream of the trainer's own root kept apart from the loop's.
+
+        Returns
+        -------
+        ClientUpdates
+            As :func:`train_clients`.
+
+        Raises
+        ------
+        ValueError
+            For unknown clients or a fraction outside (0, 1].
+        """
+        ids = np.asarray(client_ids, dtype=np.int64).ravel()
+        if ids.size == 0 or ids.min() < 0 or ids.max() >= self.n_clients:
+            raise ValueError(f"client_ids must be clients 0..{self.n_clients - 1}, got {ids.tolist()}.")
+        fraction = check_scalar(fraction, "fraction", "real", min_val=0.0, max_val=1.0, include_min=False)
+        root = _child(self._root, _OUTSIDE) if random_state is None else root_sequence(random_state)
+        rows = [self.clients_[k] for k in ids.tolist()]
+        if fraction < 1.0:
+            kept = [max(1, round(fraction * r.size)) for r in rows]
+            rows = [
+                np.sort(np.random.default_rng(_child(root, _FRACTION, round_index, k)).permutation(r)[:m])
+                for k, r, m in zip(ids.tolist(), rows, kept, strict=True)
+            ]
+        return train_clients(
+            self.model_,
+            np.asarray(start, dtype=np.float32),
+            self._X,
+            self._y,
+            rows,
+            config=self.local if local is None else local,
+            round_index=round_index,
+            client_ids=ids,
+            random_state=root,
+            method=self.method,
+            n_threads=self.n_threads,
+        )
 
     def wall_seconds(self) -> float:
         """Wall-clock seconds of local training over all aggregations so far (what the simulator schedules).

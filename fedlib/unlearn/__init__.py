@@ -14,11 +14,15 @@
   clusters, FedAvg with secure aggregation inside each, a :func:`majority_vote` of the cluster
   models, and exact unlearning by retraining only the affected clusters; requests past
   Requirement 4 raise :class:`UnlearningCapacityError`.
+- :func:`federaser` (Liu et al., IWQoS 2021): approximate unlearning by calibrating the client
+  updates an asynchronous server stored, the baseline of KNOT (Su & Li 2023), with one
+  :class:`CalibrationReport` per rebuilt cluster.
 """
 
 from fedlib.unlearn._audit import AuditResult, audit_seeding_unlearning, shortcut_unlearn_kmeans_plusplus
 from fedlib.unlearn._clustered import ClusteredUnlearning, UnlearningCapacityError, UnlearningReport
 from fedlib.unlearn._dckm import DCKMeans
+from fedlib.unlearn._federaser import CalibrationReport, federaser
 from fedlib.unlearn._mufc import MUFC
 from fedlib.unlearn._pargen import (
     InfeasibleParameters,
@@ -53,6 +57,7 @@ from fedlib.unlearn._voting import VoteResult, majority_vote
 __all__ = [
     "MUFC",
     "AuditResult",
+    "CalibrationReport",
     "ClusteredUnlearning",
     "DCKMeans",
     "InfeasibleParameters",
@@ -74,6 +79,7 @@ __all__ = [
     "f2_shamir_correctness",
     "f3_connectivity",
     "f_batch_capacity",
+    "federaser",
     "harary_connected",
     "harary_degree",
     "majority_vote",

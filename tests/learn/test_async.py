@@ -35,7 +35,7 @@ def test_same_seed_same_bits_and_the_clock_only_moves_forward(task):
     assert times == [r.time for r in b.history_] and times == sorted(times)
     assert all(r.clients.size == 3 for r in a.history_)
     assert max(r.staleness.max() for r in a.history_) >= 1  # with M < P some results are stale
-    assert a.history_[-1].accuracy > 0.6
+    assert a.history_[-1].best > 0.6
 
 
 def test_buffer_equal_to_concurrency_is_synchronous_fedavg(task):
@@ -125,3 +125,85 @@ def test_pareto_times_follow_plato():
     times = pareto_training_times(5000, random_state=1)
     assert times.min() >= 20.0 and times.max() <= 50.0
     assert np.mean(times == 50.0) > 0.02  # the cap binds: Lomax(1) exceeds 30 with probability 1/31
+
+
+def test_until_runs_what_is_due_and_stops_the_clock_there(task):
+    trainer = make(task)
+    due = trainer.next_time()
+    trainer.run(until=due - 1e-9)
+    assert trainer.round_ == 0 and trainer.time_ == pytest.approx(due - 1e-9)
+    trainer.run(until=due)
+    assert trainer.round_ == 1 and trainer.history_[0].time == due
+    later = trainer.next_time()
+    trainer.run(until=later + 0.5)
+    assert all(r.time <= later + 0.5 for r in trainer.history_) and trainer.time_ == later + 0.5
+
+
+def test_erase_without_rollback_keeps_models_and_drops_the_clients(task):
+    trainer = make(task).run(rounds=4)
+    before = trainer.params_.copy()
+    victim = int(trainer.history_[0].clients[0])
+    assert trainer.erase([victim], rollback=False).size == 0
+    np.testing.assert_array_equal(trainer.params_, before)
+    trainer.run(rounds=6)
+    later = trainer.history_[4:]
+    assert all(victim not in np.setdiff1d(r.clients, r.discarded) for r in later)
+
+
+def test_replace_model_moves_the_clock_and_discards_results_in_flight(task):
+    trainer = make(task).run(rounds=3)
+    in_flight = {item.client for queue in trainer._queues for item in queue}
+    new = np.zeros_like(trainer.params_[0])
+    clock = trainer.time_
+    record = trainer.replace_model(0, new, seconds=7.5)
+    assert record.time == trainer.time_ == clock + 7.5 and record.clients.size == 0
+    np.testing.assert_array_equal(trainer.params_[0], new)
+    trainer.run(rounds=3)
+    discarded = set(np.concatenate([r.discarded for r in trainer.history_[4:]]).tolist())
+    assert discarded and discarded <= in_flight
+    with pytest.raises(ValueError, match="shape"):
+        trainer.replace_model(0, new[:-1])
+
+
+def test_stored_updates_every_interval_are_the_clients_local_updates(task):
+    trainer = make(task, store_updates=2).run(rounds=5)
+    assert [s.round_index for s in trainer.stored_updates_] == [1, 3, 5]
+    first = trainer.stored_updates_[0]
+    assert sorted(first.clients.tolist()) == sorted(trainer.history_[0].clients.tolist())
+    out = train_clients(trainer.model_, trainer.checkpoints_[0][0], task[0], task[1],
+                        [task[2][k] for k in first.clients], config=trainer.local, round_index=1,
+                        client_ids=first.clients, random_state=5, method="loop")  # fmt: skip
+    np.testing.assert_array_equal(first.updates, out.deltas)
+
+
+def test_set_clusters_and_profile_only_before_training(task):
+    trainer = make(task)
+    profile = trainer.profile()
+    assert trainer.time_ == pytest.approx(task[3].max()) and profile.disparity.shape == (12,)
+    trainer.set_clusters(np.arange(12) % 3)
+    assert trainer.n_clusters == 3 and trainer.params_.shape[0] == 3
+    trainer.run(rounds=1)
+    with pytest.raises(RuntimeError, match="before the first aggregation"):
+        trainer.set_clusters(np.zeros(12))
+    with pytest.raises(RuntimeError, match="before the first aggregation"):
+        trainer.profile()
+
+
+def test_local_updates_fraction_trains_on_a_subset(task):
+    trainer = make(task)
+    start = trainer.params_[0]
+    full = trainer.local_updates(start, [0, 1])
+    half = trainer.local_updates(start, [0, 1], fraction=0.5)
+    assert full.n_samples.tolist() == [20, 20] and half.n_samples.tolist() == [10, 10]
+    again = trainer.local_updates(start, [0, 1], fraction=0.5)
+    np.testing.assert_array_equal(half.params, again.params)
+    with pytest.raises(ValueError, match="client_ids"):
+        trainer.local_updates(start, [12])
+
+
+def test_perplexity_metric_lower_is_better():
+    from fedlib.learn._async import AsyncRound
+
+    record = AsyncRound(1, 1.0, np.zeros(0), np.zeros(0), np.zeros(0), np.zeros(0), np.array([30.0, 12.0, np.nan]),
+                        0.0, np.zeros(0), 0.0, 0.0, metric="perplexity")  # fmt: skip
+    assert record.best == 12.0 and record.reached(12.5) and not record.reached(11.0)
