@@ -13,10 +13,15 @@
 - Federated estimators without privacy (:class:`OneShotFederatedKMeans`, :class:`KFED`),
   the shared local step (:func:`local_clusters`) and MUFC's quantization grid
   (:class:`UniformGrid`).
-- KNOT's client-to-cluster assignment (Su & Li 2023): match ratings against anchors
-  (:func:`match_ratings`, :func:`round_ratings`) and the lexicographic minimum under
-  cluster-size bounds, solved exactly as a big-integer min-cost flow
-  (:func:`lexmin_assignment`, :func:`size_bounds`, :class:`Assignment`).
+- KNOT's client-to-cluster assignment (Su & Li 2023): anchors and match ratings
+  (:func:`cluster_anchors`, :func:`match_ratings`, :func:`round_ratings`) and the
+  lexicographic minimum under cluster-size bounds, solved exactly as a big-integer
+  min-cost flow (:func:`lexmin_assignment`, :func:`size_bounds`, :class:`Assignment`);
+  the pieces of the paper's reduction to an LP, checkable exactly: its constraint
+  matrix (:func:`assignment_constraints`), determinants of its square submatrices
+  for total unimodularity (:func:`sample_subdeterminants`, :class:`SubdeterminantSample`,
+  :func:`integer_determinant`), the separable surrogate and Meyer's λ-LP objective
+  (:func:`separable_objective`, :func:`lambda_lp_objective`).
 
 Of the rest of fedlib this package uses only :mod:`fedlib.field` (quantization into
 integers and its overflow error); it imports nothing from :mod:`fedlib.secagg` or
@@ -28,9 +33,16 @@ from fedlib.cluster._assignment import (
     ASSIGNMENT_METHODS,
     Assignment,
     InfeasibleAssignment,
+    SubdeterminantSample,
+    assignment_constraints,
+    cluster_anchors,
+    integer_determinant,
+    lambda_lp_objective,
     lexmin_assignment,
     match_ratings,
     round_ratings,
+    sample_subdeterminants,
+    separable_objective,
     size_bounds,
 )
 from fedlib.cluster._distance import assign_to_nearest, nearest_centre_labels, row_norms_squared, squared_distances
@@ -67,17 +79,22 @@ __all__ = [
     "OneShotFederatedKMeans",
     "OracleColumns",
     "PlainIntegerDistances",
+    "SubdeterminantSample",
     "UniformGrid",
     "assign_from_distances",
     "assign_to_nearest",
+    "assignment_constraints",
     "centralized_lloyd",
+    "cluster_anchors",
     "cluster_sizes",
     "cluster_sums",
     "clustering_accuracy",
     "distance_lloyd",
     "draw_race_keys",
+    "integer_determinant",
     "kmeans_objective",
     "kmeans_plusplus",
+    "lambda_lp_objective",
     "lexmin_assignment",
     "lloyd",
     "local_clusters",
@@ -87,6 +104,8 @@ __all__ = [
     "nearest_centre_labels",
     "round_ratings",
     "row_norms_squared",
+    "sample_subdeterminants",
+    "separable_objective",
     "separate",
     "size_bounds",
     "squared_distances",

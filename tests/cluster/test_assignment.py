@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import itertools
+import math
+from fractions import Fraction
 
 import numpy as np
 import pytest
@@ -11,9 +13,15 @@ from hypothesis import strategies as st
 
 from fedlib.cluster import (
     InfeasibleAssignment,
+    assignment_constraints,
+    cluster_anchors,
+    integer_determinant,
+    lambda_lp_objective,
     lexmin_assignment,
     match_ratings,
     round_ratings,
+    sample_subdeterminants,
+    separable_objective,
     size_bounds,
 )
 
@@ -119,3 +127,123 @@ def test_ratings_and_anchors():
     assert code[0, 0] == pytest.approx(0.0)  # Plato's first anchor sits at the minima
     with pytest.raises(ValueError, match="one length"):
         match_ratings(T, S[:2], 3)
+
+
+# --- the pieces of the paper's reduction: anchors, constraint matrix, total unimodularity, objectives ---------------
+
+
+def test_cluster_anchors_paper_and_code():
+    T, S = np.array([20.0, 50.0, 30.0, 26.0]), np.array([0.3, 0.4, 0.35, 0.5])
+    t_paper, s_paper = cluster_anchors(T, S, 4)
+    np.testing.assert_allclose(t_paper, [20.0, 30.0, 40.0, 50.0])  # T_* to T^*: the top anchor at the slowest
+    np.testing.assert_allclose(s_paper, [0.25, 0.5, 0.75, 1.0])  # n/N whatever the S_k
+    t_code, s_code = cluster_anchors(T, S, 4, anchors="code")
+    np.testing.assert_allclose(t_code, [20.0, 27.5, 35.0, 42.5])  # Plato: never at the maximum
+    np.testing.assert_allclose(s_code, [0.3, 0.35, 0.4, 0.45])
+    d = match_ratings(T, S, 4)
+    a = 1 / 30
+    assert d[1, 3] == pytest.approx(np.hypot(a * 0.0, 1.0 - 0.4))
+    with pytest.raises(ValueError, match="one length"):
+        cluster_anchors(T, S[:3], 4)
+
+
+def test_assignment_constraints_encode_problem_2_to_5():
+    K, N = 4, 3
+    A = assignment_constraints(K, N)
+    assert A.shape == (2 * K + 2 * N, K * N) and A.dtype == np.int64
+    dense = A.toarray()
+    np.testing.assert_array_equal(dense[K : 2 * K], -dense[:K])
+    np.testing.assert_array_equal(dense[2 * K + N :], -dense[2 * K : 2 * K + N])
+    assert (np.abs(dense).sum(axis=0) == 4).all()  # every pair: its client twice, its cluster twice
+    x = np.zeros((K, N), dtype=np.int64)
+    x[np.arange(K), [0, 1, 2, 2]] = 1
+    lo, hi = 1, 2
+    b = np.concatenate([np.ones(K), -np.ones(K), np.full(N, hi), np.full(N, -lo)])
+    assert (A @ x.ravel() <= b).all()
+    x[3] = [1, 0, 1]  # client 3 in two clusters breaks (2)
+    assert not (A @ x.ravel() <= b).all()
+    with pytest.raises(ValueError, match="two different"):
+        assignment_constraints(K, N, conflicts=[((0, 0), (0, 0))])
+    with pytest.raises(ValueError, match="two different"):
+        assignment_constraints(K, N, conflicts=[((0, 0), (K, 0))])
+
+
+@settings(max_examples=60, deadline=None)
+@given(nodes=st.lists(st.integers(-6, 6), min_size=0, max_size=7, unique=True))
+def test_integer_determinant_is_exact_on_vandermonde_matrices(nodes):
+    V = np.array([[x**j for j in range(len(nodes))] for x in nodes], dtype=np.int64).reshape(len(nodes), len(nodes))
+    expected = 1
+    for i, j in itertools.combinations(range(len(nodes)), 2):
+        expected *= nodes[j] - nodes[i]
+    assert integer_determinant(V) == expected
+
+
+def test_integer_determinant_against_float_and_beyond_it():
+    rng = np.random.default_rng(0)
+    for _ in range(50):
+        M = rng.integers(-3, 4, (5, 5))
+        assert integer_determinant(M) == round(np.linalg.det(M))
+    big = np.diag([10**12, 10**12, 3]).astype(object)
+    assert integer_determinant(big) == 3 * 10**24  # past 2^53: float64 could not hold it exactly
+    assert integer_determinant(np.zeros((0, 0), dtype=int)) == 1
+    assert integer_determinant([[0, 1], [1, 0]]) == -1  # a row swap
+    with pytest.raises(ValueError, match="integers"):
+        integer_determinant([[0.5, 1.0], [1.0, 0.0]])
+    with pytest.raises(ValueError, match="square"):
+        integer_determinant([[1, 2, 3]])
+
+
+def test_knots_matrix_is_totally_unimodular_and_the_control_is_not():
+    exhaustive = sample_subdeterminants(assignment_constraints(3, 2), max_size=6)
+    assert exhaustive.exhaustive and exhaustive.unimodular
+    assert len(exhaustive.sizes) == sum(math.comb(10, s) * math.comb(6, s) for s in range(1, 7))
+    assert set(exhaustive.counts) == {-1, 0, 1}
+    control = sample_subdeterminants(assignment_constraints(3, 2, conflicts=[((0, 1), (1, 0))]), max_size=3)
+    assert not control.unimodular and control.counts[2] > 0  # the 3x3 odd cycle of the docstring
+    sampled = sample_subdeterminants(assignment_constraints(30, 5), max_size=8, n_samples=400, random_state=1)
+    assert not sampled.exhaustive and sampled.unimodular and sampled.counts[1] > 50  # connected samples: non-zero
+    chain = [((k, (k + 1) % 2), ((k + 1) % 3, k % 2)) for k in range(3)]
+    assert not sample_subdeterminants(
+        assignment_constraints(3, 2, conflicts=chain), max_size=4, n_samples=300, random_state=0
+    ).unimodular
+    with pytest.raises(ValueError, match="max_exhaustive"):
+        sample_subdeterminants(assignment_constraints(30, 5), max_size=4)
+
+
+@settings(max_examples=60, deadline=None)
+@given(
+    K=st.integers(1, 6),
+    N=st.integers(1, 3),
+    seed=st.integers(0, 2**31 - 1),
+)
+def test_lambda_lp_objective_is_linear_and_equals_the_surrogate_on_integral_points(K, N, seed):
+    rng = np.random.default_rng(seed)
+    D = rng.integers(0, 9, (K, N))
+    labels = rng.integers(0, N, K)
+    x = np.zeros((K, N), dtype=np.int64)
+    x[np.arange(K), labels] = 1
+    KN = K * N
+    linear = KN + sum((KN ** int(d) - 1) * int(v) for d, v in zip(D.ravel(), x.ravel(), strict=True))
+    assert lambda_lp_objective(D, x) == separable_objective(D, x) == separable_objective(D, labels) == linear
+    y = rng.integers(0, 5, (K, N)) / 4  # a fractional point: the λ-LP stays linear in x
+    expected = KN + sum((KN ** int(d) - 1) * Fraction(v) for d, v in zip(D.ravel(), y.ravel(), strict=True))
+    assert lambda_lp_objective(D, y) == expected
+    with pytest.raises(ValueError, match="0/1"):
+        separable_objective(D, np.full((K, N), 0.5))
+
+
+@settings(max_examples=60, deadline=None)
+@given(K=st.integers(2, 6), N=st.integers(2, 3), levels=st.integers(1, 12), seed=st.integers(0, 2**31 - 1))
+def test_separable_objective_orders_like_the_sorted_ratings(K, N, levels, seed):
+    # Meyer's lemma on integer ratings with the paper's base KN: φ(α) ≤ φ(β) iff ⟨α⟩ ⪯ ⟨β⟩
+    rng = np.random.default_rng(seed)
+    D = rng.integers(0, levels + 1, (K, N))
+    a, b = rng.integers(0, N, K), rng.integers(0, N, K)
+    va = sorted(D[np.arange(K), a].tolist(), reverse=True)
+    vb = sorted(D[np.arange(K), b].tolist(), reverse=True)
+    fa, fb = separable_objective(D, a), separable_objective(D, b)
+    assert (fa < fb) == (va < vb) and (fa == fb) == (va == vb)
+    lex = lexmin_assignment(D, lower=0, upper=K)
+    assert separable_objective(D, lex.labels) == min(
+        separable_objective(D, np.array(labels)) for labels in itertools.product(range(N), repeat=K)
+    )
