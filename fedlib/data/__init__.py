@@ -7,10 +7,15 @@
 - Generators: :func:`make_blobs` (the one Gaussian-mixture generator),
   MUFC's Gaussian data (:func:`make_mufc_gaussian`), SecFC's mixture
   (:func:`make_gaussian_mixture`) and rotated digits (:func:`rotated_digit`),
-  and stand-ins with a paper's published shape (:func:`make_standin`).
+  stand-ins with a paper's published shape (:func:`make_standin`), and a
+  Purchase-100 stand-in of noisy binary prototypes (:func:`make_purchase_like`).
+- Text: next-character examples from a stream of character codes, windows of
+  the previous ``context`` codes (:func:`text_windows`; tiny-shakespeare's
+  codes are ``load("tinyshakespeare").extras["codes"]``).
 - Client partitions: iid (:func:`iid_partition`), MUFC's non-iid split
   (:func:`non_iid_partition`), SecFC's k' split (:func:`k_prime_partition`),
-  natural groups (:func:`partition_by_group`), and their cluster counts
+  the per-class Dirichlet split (:func:`dirichlet_partition`), natural groups
+  (:func:`partition_by_group`), and their cluster counts
   (:func:`client_cluster_counts`).
 - Helpers: MUFC's global scaling (:func:`scale_max_abs`), uniform subsamples
   for small runs (:func:`subsample_indices`), the dataset names (:func:`available`),
@@ -35,6 +40,7 @@ from fedlib.data._loaders import (
 from fedlib.data._mixtures import make_gaussian_mixture, rotated_digit
 from fedlib.data._partition import (
     client_cluster_counts,
+    dirichlet_partition,
     iid_partition,
     k_prime_partition,
     non_iid_partition,
@@ -42,7 +48,8 @@ from fedlib.data._partition import (
     subsample_indices,
 )
 from fedlib.data._registry import ChecksumError, DataUnavailableError, fetch, registry
-from fedlib.data._synthetic import make_blobs, make_mufc_gaussian, make_standin, scale_max_abs
+from fedlib.data._synthetic import make_blobs, make_mufc_gaussian, make_purchase_like, make_standin, scale_max_abs
+from fedlib.data._text import text_windows
 
 __all__ = [
     "FASHION_MNIST_CLASSES",
@@ -51,6 +58,7 @@ __all__ = [
     "Dataset",
     "available",
     "client_cluster_counts",
+    "dirichlet_partition",
     "fetch",
     "iid_partition",
     "image_array",
@@ -60,6 +68,7 @@ __all__ = [
     "make_blobs",
     "make_gaussian_mixture",
     "make_mufc_gaussian",
+    "make_purchase_like",
     "make_standin",
     "non_iid_partition",
     "partition_by_group",
@@ -68,4 +77,5 @@ __all__ = [
     "scale_max_abs",
     "split_dataset",
     "subsample_indices",
+    "text_windows",
 ]

@@ -1,4 +1,4 @@
-"""Generated datasets: MUFC's Gaussian mixture and labelled stand-ins with published shapes."""
+"""Generated datasets: MUFC's Gaussian mixture and labelled stand-ins with published shapes (Purchase-100's too)."""
 
 from __future__ import annotations
 
@@ -7,6 +7,7 @@ import numpy as np
 from fedlib._typing import SeedLike
 from fedlib._validation import check_random_state, check_scalar
 from fedlib.data._dataset import Dataset
+from fedlib.papers.datasets import PURCHASE100
 from fedlib.papers.mufc import DATASET_SPECS, GAUSSIAN
 
 
@@ -220,4 +221,89 @@ def make_standin(name: str, *, random_state: SeedLike = 0, cluster_std: float = 
             f"K={spec.n_clusters} and cluster sizes {list(sizes)} ({spec.where}); not the real data"
         ),
         is_standin=True,
+    )
+
+
+def make_purchase_like(
+    n_samples: int = 20000,
+    n_features: int = 600,
+    n_classes: int = 100,
+    flip: float = 0.15,
+    *,
+    random_state: SeedLike = 0,
+) -> Dataset:
+    """Stand-in for Purchase-100: noisy copies of random binary class prototypes.
+
+    Purchase-100 (Shokri et al., IEEE S&P 2017) holds 197,324 purchase
+    histories of Kaggle's "Acquire Valued Shoppers" challenge as 600 binary
+    features, clustered into 100 classes (:data:`fedlib.papers.datasets.PURCHASE100`);
+    KNOT (Su & Li, INFOCOM 2023) trains an MLP on it. The data cannot be had
+    here, so this draws ``n_classes`` prototypes with independent fair bits,
+    gives the classes sizes that differ by at most one, and makes each sample
+    its class's prototype with every bit flipped independently with
+    probability ``flip``; the rows are shuffled. It has the published feature
+    count, class count and binary features, not the real data's structure:
+    the nearest prototype (the Bayes classifier) separates the classes almost
+    perfectly at the default ``flip`` (two prototypes differ in about half
+    their bits), so accuracies are not the paper's.
+
+    Parameters
+    ----------
+    n_samples : int, default=20000
+        Rows, at least ``n_classes`` (the real dataset has 197,324).
+    n_features : int, default=600
+        Binary features.
+    n_classes : int, default=100
+        Classes, at least 2.
+    flip : float, default=0.15
+        Probability that a bit differs from the prototype's, in ``[0, 0.5]``
+        (at 0.5 the features carry no information about the class).
+    random_state : int, numpy.random.Generator or None, default=0
+        Pass an int for reproducible output across multiple function calls.
+
+    Returns
+    -------
+    Dataset
+        Named ``"Purchase-100 (stand-in)"`` with ``is_standin=True``; ``X``
+        float64 in {0, 1}, ``y`` int64 classes, ``n_clusters=n_classes``;
+        ``extras["prototypes"]``: the ``(n_classes, n_features)`` bool prototypes.
+
+    Raises
+    ------
+    TypeError, ValueError
+        For an argument of the wrong type, or out of the ranges above.
+
+    Examples
+    --------
+    >>> ds = make_purchase_like(1000, random_state=0)
+    >>> ds.name, ds.X.shape, np.unique(ds.X).tolist(), np.bincount(ds.y).tolist() == [10] * 100
+    ('Purchase-100 (stand-in)', (1000, 600), [0.0, 1.0], True)
+    """
+    n_classes = check_scalar(n_classes, "n_classes", "int", min_val=2)
+    n_samples = check_scalar(n_samples, "n_samples", "int", min_val=n_classes)
+    n_features = check_scalar(n_features, "n_features", "int", min_val=1)
+    flip = check_scalar(flip, "flip", "real", min_val=0.0, max_val=0.5)
+    rng = check_random_state(random_state)
+    prototypes = rng.random((n_classes, n_features)) < 0.5
+    base, extra = divmod(n_samples, n_classes)
+    sizes = np.full(n_classes, base, dtype=np.int64)
+    sizes[:extra] += 1
+    y = rng.permutation(np.repeat(np.arange(n_classes, dtype=np.int64), sizes))
+    X = (prototypes[y] ^ (rng.random((n_samples, n_features)) < flip)).astype(np.float64)
+    published = PURCHASE100
+    sizes_text = f"{base}" if extra == 0 else f"{base}-{base + 1}"
+    return Dataset(
+        name="Purchase-100 (stand-in)",
+        X=X,
+        y=y,
+        n_clusters=n_classes,
+        source=(
+            f"stand-in: {n_samples} noisy copies of {n_classes} random binary prototypes over {n_features} features, "
+            f"each bit flipped with probability {flip}, {sizes_text} rows per class. Purchase-100 "
+            f"(Shokri et al., IEEE S&P 2017) has {published['n_samples']:,} records of {published['n_features']} "
+            f"binary features (Kaggle's 'Acquire Valued Shoppers' purchase histories) clustered into "
+            f"{published['n_classes']} classes; not the real data"
+        ),
+        is_standin=True,
+        extras={"prototypes": prototypes},
     )

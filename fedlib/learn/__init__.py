@@ -1,9 +1,10 @@
 """Federated learning with torch on the CPU: models, local SGD, FedAvg over a pluggable aggregator.
 
 - Models (:func:`make_model`, names in :data:`MODELS`): the CNN of FedAvg for
-  the papers' scale, LeNet-5 (KNOT), and CPU-sized models for the book's default
-  runs (a strided CNN, an MLP, softmax regression); every initial model is fixed
-  by a seed (:func:`init_parameters`).
+  the papers' scale, LeNet-5 (KNOT), CPU-sized models for the book's default
+  runs (a strided CNN, an MLP, softmax regression), and a character language
+  model (the neural probabilistic language model of Bengio et al., JMLR 2003);
+  every initial model is fixed by a seed (:func:`init_parameters`).
 - Flat parameter vectors, what clients upload and aggregators sum:
   :func:`get_flat`, :func:`set_flat`, :func:`n_parameters`, and
   :class:`ParameterLayout` (copy-free views of a vector or a stack of vectors).
@@ -20,14 +21,15 @@
   :func:`server_update` average over the users actually summed; every round
   leaves a :class:`RoundRecord`.
 - Asynchronous federated learning on a simulated clock (:class:`AsyncFederatedTrainer`,
-  records :class:`AsyncRound`, heavy-tailed client times :func:`pareto_training_times`):
+  records :class:`AsyncRound`, heavy-tailed client times :func:`pareto_training_times`, client updates kept
+  for calibrated unlearning :class:`StoredUpdates`):
   ``P`` clients in flight, aggregation of the ``M`` earliest results (FedBuff; ``M = P`` is
   synchronous FedAvg), aggregation within clusters, and erasure by rolling back only the
   erasing clients' clusters (KNOT, Su & Li 2023, in the semantics of its Plato code).
 - KNOT's client profile before clustering (:func:`profile_clients`, :class:`ClientProfile`):
   training times and the model disparity against the profiling round's consensus.
 - Evaluation of one model or a stack of models: :func:`predict_logits`,
-  :func:`predict_proba`, :func:`accuracy`.
+  :func:`predict_proba`, :func:`accuracy`, and a language model's :func:`perplexity`.
 
 Simulation entry points call ``torch.set_num_threads(1)`` unless told otherwise
 (``n_threads``): many small models train faster on one thread each, and results
@@ -35,8 +37,8 @@ are reproducible bit for bit. Of the rest of fedlib this package uses only
 :mod:`fedlib.data`'s conventions; :mod:`fedlib.secagg` and :mod:`fedlib.unlearn` plug into it.
 """
 
-from fedlib.learn._async import AsyncFederatedTrainer, AsyncRound, pareto_training_times
-from fedlib.learn._evaluate import accuracy, predict_logits, predict_proba
+from fedlib.learn._async import AsyncFederatedTrainer, AsyncRound, StoredUpdates, pareto_training_times
+from fedlib.learn._evaluate import accuracy, perplexity, predict_logits, predict_proba
 from fedlib.learn._fedavg import (
     Aggregated,
     Aggregator,
@@ -76,6 +78,7 @@ __all__ = [
     "PlainSum",
     "PlainTotal",
     "RoundRecord",
+    "StoredUpdates",
     "accuracy",
     "choose_method",
     "client_generator",
@@ -86,6 +89,7 @@ __all__ = [
     "make_model",
     "n_parameters",
     "pareto_training_times",
+    "perplexity",
     "predict_logits",
     "predict_proba",
     "profile_clients",

@@ -35,7 +35,7 @@ from torch import nn
 
 from fedlib._typing import SeedLike
 from fedlib._validation import check_option, check_random_state, check_scalar
-from fedlib.learn._evaluate import accuracy
+from fedlib.learn._evaluate import accuracy, perplexity
 from fedlib.learn._fedavg import fedavg_weights
 from fedlib.learn._local import (
     _INIT,
@@ -57,7 +57,7 @@ from fedlib.learn._profile import ClientProfile, profile_clients
 _OUTSIDE, _FRACTION, _PROFILE = 16, 17, 18
 
 #: The test metrics a trainer can report, by name.
-_METRICS = {"accuracy": accuracy}
+_METRICS = {"accuracy": accuracy, "perplexity": perplexity}
 
 
 def pareto_training_times(

@@ -2,7 +2,9 @@
 
 A majority-vote ensemble (Liu et al., TDSC 2025: every cluster's model votes)
 needs every model's predictions on the same test set; passing the models'
-flat parameter vectors as one ``(n_models, d)`` array returns them all.
+flat parameter vectors as one ``(n_models, d)`` array returns them all. Besides
+accuracy, a language model is scored by its perplexity (KNOT, Su & Li,
+INFOCOM 2023, sets a perplexity target on Tiny-Shakespeare).
 """
 
 from __future__ import annotations
@@ -179,3 +181,71 @@ def accuracy(
     logits = predict_logits(model, X, parameters=parameters, batch_size=batch_size, n_threads=n_threads)
     correct = (logits.argmax(axis=-1) == labels).mean(axis=-1)
     return float(correct) if np.ndim(correct) == 0 else correct.astype(np.float64)
+
+
+def perplexity(
+    model: nn.Module,
+    X,
+    y,
+    *,
+    parameters=None,
+    batch_size: int = 4096,
+    n_threads: int | None = 1,
+) -> float | np.ndarray:
+    """Perplexity ``exp(mean cross-entropy)`` of one model, or of each of a stack, on ``(X, y)``.
+
+    The cross-entropy of a row is ``-log softmax(logits)[label]`` in nats (the
+    loss local training minimises), computed in float64 from the float32
+    logits; the perplexity of a model is the exponential of its mean over the
+    rows (Jelinek et al., J. Acoust. Soc. Am. 1977; Bengio et al., JMLR 2003, report it for
+    their language model). A model that spreads its probability evenly over
+    ``V`` classes has perplexity ``V``; a perfect one has 1.
+
+    Parameters
+    ----------
+    model : torch.nn.Module
+        The architecture; it is not changed.
+    X : ndarray or torch.Tensor of float, shape (n, ...)
+        Inputs (for a character model: windows of codes, :func:`fedlib.data.text_windows`).
+    y : array-like of int, shape (n,)
+        Labels (the next character's code), in ``[0, n_classes)``.
+    parameters : array-like of float32, shape (d,) or (n_models, d), optional
+        Flat parameter vectors; default the model's own parameters.
+    batch_size : int, default=4096
+        Rows per forward pass.
+    n_threads : int or None, default=1
+        ``torch.set_num_threads(n_threads)`` first; ``None`` leaves it alone.
+
+    Returns
+    -------
+    float or ndarray of float64
+        The perplexity, at least 1, or one per model (shape ``(n_models,)``) for a stack.
+
+    Raises
+    ------
+    ValueError
+        If ``X`` and ``y`` differ in length, hold no row, or a label lies outside ``[0, n_classes)``.
+
+    Examples
+    --------
+    >>> from fedlib.learn import make_model, set_flat
+    >>> model = set_flat(make_model("softmax", 4, input_shape=(3,)), np.zeros(16))  # uniform over 4 classes
+    >>> round(perplexity(model, np.zeros((5, 3)), [0, 1, 2, 3, 0]), 6)
+    4.0
+    """
+    labels = _as_labels(y)
+    if len(labels) != len(X):
+        raise ValueError(f"X has {len(X)} rows but y has {len(labels)}.")
+    if len(labels) == 0:
+        raise ValueError("the perplexity of no rows is undefined: X and y need at least one row.")
+    logits = predict_logits(model, X, parameters=parameters, batch_size=batch_size, n_threads=n_threads)
+    n_classes = logits.shape[-1]
+    low, high = int(labels.min()), int(labels.max())
+    if low < 0 or high >= n_classes:
+        raise ValueError(f"labels must lie in [0, n_classes={n_classes}), got values in [{low}, {high}].")
+    stack = torch.from_numpy(logits.reshape(-1, *logits.shape[-2:]))
+    index = labels.unsqueeze(-1)
+    # one model at a time: the float64 log-probabilities of a whole stack would be 8 bytes per logit of every model
+    mean_nll = [-torch.log_softmax(one.to(torch.float64), dim=-1).gather(-1, index).mean().item() for one in stack]
+    result = np.exp(np.array(mean_nll, dtype=np.float64))
+    return float(result[0]) if logits.ndim == 2 else result

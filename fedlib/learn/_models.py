@@ -2,7 +2,9 @@
 
 Every model maps a float32 batch of shape (n, *input_shape) to logits of shape
 (n, n_classes); none has buffers (no batch norm), so a model is its parameter
-vector and FedAvg averages all of it.
+vector and FedAvg averages all of it. The character model takes its character
+codes as floats too (the training code passes float features) and casts them
+to integers inside ``forward``.
 """
 
 from __future__ import annotations
@@ -18,7 +20,52 @@ from fedlib._typing import SeedLike
 from fedlib._validation import check_option, check_random_state, check_scalar
 
 #: The names :func:`make_model` accepts.
-MODELS = ("cnn_paper", "lenet5", "cnn_small", "mlp", "softmax")
+MODELS = ("cnn_paper", "lenet5", "cnn_small", "mlp", "softmax", "char_mlp")
+
+
+class CharMLP(nn.Module):
+    """The neural probabilistic language model of Bengio et al. (JMLR 2003) over characters.
+
+    The ``context`` previous characters are looked up in one shared embedding
+    table, their vectors concatenated and passed through one hidden layer of
+    tanh units to the logits of the next character (the paper's model without
+    its optional direct connections from the embeddings to the output).
+
+    Parameters
+    ----------
+    vocab_size : int
+        Characters the embedding table holds (codes ``0 .. vocab_size - 1``).
+    context : int
+        Characters per input window.
+    embed : int
+        Dimensions of a character's embedding.
+    hidden : int
+        Tanh units.
+    n_classes : int
+        Output logits (the vocabulary size of the next character).
+    """
+
+    def __init__(self, vocab_size: int, context: int, embed: int, hidden: int, n_classes: int) -> None:
+        super().__init__()
+        self.embedding = nn.Embedding(vocab_size, embed)
+        self.fc1 = nn.Linear(context * embed, hidden)
+        self.fc2 = nn.Linear(hidden, n_classes)
+
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        """Logits of the next character.
+
+        Parameters
+        ----------
+        x : torch.Tensor of shape (n, context)
+            Character codes, as floats or integers (cast to int64 here).
+
+        Returns
+        -------
+        torch.Tensor of shape (n, n_classes)
+            The logits.
+        """
+        features = self.embedding(x.long()).flatten(start_dim=1)
+        return self.fc2(torch.tanh(self.fc1(features)))
 
 
 def _conv_out(size: int, kernel: int, stride: int, padding: int) -> int:
@@ -34,7 +81,13 @@ def _check_image_shape(name: str, input_shape: tuple[int, ...]) -> tuple[int, in
     return channels, height, width
 
 
-def _build(name: str, n_classes: int, input_shape: tuple[int, ...], hidden: int) -> nn.Module:
+def _build(name: str, n_classes: int, input_shape: tuple[int, ...], hidden: int, embed: int) -> nn.Module:
+    if name == "char_mlp":
+        if len(input_shape) != 1:
+            raise ValueError(
+                f"{name} takes windows of character codes: input_shape must be (context,), got {input_shape}."
+            )
+        return CharMLP(n_classes, input_shape[0], embed, hidden, n_classes)
     if name in ("mlp", "softmax"):
         n_in = math.prod(input_shape)
         if name == "softmax":
@@ -103,6 +156,7 @@ def make_model(
     seed: SeedLike = 0,
     input_shape: tuple[int, ...] = (1, 28, 28),
     hidden: int = 64,
+    embed: int = 16,
 ) -> nn.Module:
     """Build one of the book's models, initialised from ``seed`` alone.
 
@@ -126,11 +180,19 @@ def make_model(
       for 784 inputs, 64 units and 10 classes).
     - ``"softmax"``: multinomial logistic regression (7,850 parameters for 784
       inputs and 10 classes).
+    - ``"char_mlp"``: the neural probabilistic language model of Bengio et al.
+      (JMLR 2003) over characters: the ``context`` previous
+      character codes (``input_shape=(context,)``, floats holding integers in
+      ``[0, n_classes)``) share an embedding of ``embed`` dimensions, are
+      concatenated and go through ``hidden`` tanh units to ``n_classes`` logits,
+      ``n_classes`` being the vocabulary size. 25,937 parameters for a context
+      of 8, 65 characters (tiny-shakespeare), ``embed=16`` and ``hidden=128``.
 
     Every weight and bias is drawn from ``U(-1/sqrt(fan_in), 1/sqrt(fan_in))``,
-    PyTorch's default distribution for these layers, but from a numpy
-    Generator (:func:`init_parameters`): the initial model depends on the seed
-    only, not on torch's global random state or version.
+    and every embedding from ``N(0, 1)``, PyTorch's default distributions for
+    these layers, but from a numpy Generator (:func:`init_parameters`): the
+    initial model depends on the seed only, not on torch's global random state
+    or version.
 
     Parameters
     ----------
@@ -142,9 +204,12 @@ def make_model(
         Seed of the initialisation; ``None`` draws fresh entropy.
     input_shape : tuple of int, default=(1, 28, 28)
         Shape of one input. The CNNs take (channels, height, width); ``"mlp"``
-        and ``"softmax"`` flatten any shape (e.g. ``(600,)`` for Purchase-like features).
+        and ``"softmax"`` flatten any shape (e.g. ``(600,)`` for Purchase-like
+        features); ``"char_mlp"`` takes ``(context,)``.
     hidden : int, default=64
-        Hidden units of ``"mlp"`` (ignored by the other models).
+        Hidden units of ``"mlp"`` and ``"char_mlp"`` (ignored by the other models).
+    embed : int, default=16
+        Dimensions of a character's embedding in ``"char_mlp"`` (ignored by the other models).
 
     Returns
     -------
@@ -168,30 +233,35 @@ def make_model(
     check_option(name, "name", MODELS)
     n_classes = check_scalar(n_classes, "n_classes", "int", min_val=2)
     hidden = check_scalar(hidden, "hidden", "int", min_val=1)
+    embed = check_scalar(embed, "embed", "int", min_val=1)
     input_shape = tuple(int(check_scalar(s, "input_shape entries", "int", min_val=1)) for s in input_shape)
     if not input_shape:
         raise ValueError("input_shape must have at least one dimension.")
-    model = _build(name, n_classes, input_shape, hidden)
+    model = _build(name, n_classes, input_shape, hidden, embed)
     init_parameters(model, seed=seed)
     return model
 
 
 def init_parameters(model: nn.Module, *, seed: SeedLike) -> nn.Module:
-    """Draw every parameter of ``model`` from ``U(-1/sqrt(fan_in), 1/sqrt(fan_in))`` with a numpy Generator.
+    """Draw every parameter of ``model`` from PyTorch's default distribution with a numpy Generator.
 
-    A weight's ``fan_in`` is its number of entries per output unit
+    Weights and biases come from ``U(-1/sqrt(fan_in), 1/sqrt(fan_in))``. A
+    weight's ``fan_in`` is its number of entries per output unit
     (``in_features``, or ``in_channels · kernel area``); a bias uses the
-    ``fan_in`` of the weight of the same layer (``<layer>.weight``). Parameters
-    are drawn in :meth:`torch.nn.Module.named_parameters` order, each as
-    float64 uniforms rounded to float32. Training from scratch again "with a
+    ``fan_in`` of the weight of the same layer (``<layer>.weight``). The weight
+    of a :class:`torch.nn.Embedding` comes from ``N(0, 1)`` instead (its
+    ``padding_idx`` row, if any, is zero), as
+    :meth:`torch.nn.Embedding.reset_parameters` draws it. Parameters are drawn
+    in :meth:`torch.nn.Module.named_parameters` order from one stream, each as
+    float64 numbers rounded to float32. Training from scratch again "with a
     fresh seed" (Liu et al., TDSC 2025, retrain a cluster after an unlearning
     request) is this function with another seed.
 
     Parameters
     ----------
     model : torch.nn.Module
-        A model whose parameters are weights of dimension >= 2 and biases named
-        like their layer's weight.
+        A model whose parameters are weights of dimension >= 2 (embedding
+        tables included) and biases named like their layer's weight.
     seed : int, numpy.random.Generator or None
         Seed of the draw.
 
@@ -215,8 +285,20 @@ def init_parameters(model: nn.Module, *, seed: SeedLike) -> nn.Module:
     """
     rng = check_random_state(seed)
     params = dict(model.named_parameters())
+    embeddings = {
+        f"{prefix}.weight" if prefix else "weight": module
+        for prefix, module in model.named_modules()
+        if isinstance(module, nn.Embedding)
+    }
     with torch.no_grad():
         for name, param in params.items():
+            if name in embeddings:
+                values = rng.standard_normal(size=tuple(param.shape)).astype(np.float32)
+                padding = embeddings[name].padding_idx
+                if padding is not None:
+                    values[padding] = 0.0
+                param.copy_(torch.from_numpy(values))
+                continue
             if param.dim() >= 2:
                 fan_in = param[0].numel()
             else:

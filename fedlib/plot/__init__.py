@@ -1,6 +1,7 @@
 """One figure style for every chapter, and helpers that take an ``ax`` and return it.
 
-:func:`ours_beside_paper` is the one figure that sets our numbers beside a paper's.
+:func:`ours_beside_paper` is the one figure that sets our numbers beside a paper's; :func:`async_timeline` and
+:func:`score_curves` draw asynchronous training on its simulated clock.
 """
 
 from fedlib.plot._helpers import (
@@ -12,14 +13,17 @@ from fedlib.plot._helpers import (
     projection_scatter,
 )
 from fedlib.plot._style import PALETTE, use_style
+from fedlib.plot._timeline import async_timeline, score_curves
 
 __all__ = [
     "PALETTE",
     "ROLE_COLORS",
+    "async_timeline",
     "client_heatmap",
     "cluster_size_bars",
     "masking_graph",
     "ours_beside_paper",
     "projection_scatter",
+    "score_curves",
     "use_style",
 ]

@@ -1,4 +1,4 @@
-"""Client partitions (fedlib/data/_partition.py): iid, MUFC's non-iid, SecFC's k', natural groups, subsamples."""
+"""Client partitions (fedlib/data/_partition.py): iid, MUFC's non-iid, SecFC's k', Dirichlet, groups, subsamples."""
 
 from __future__ import annotations
 
@@ -162,6 +162,131 @@ def test_k_prime_partition_rejects_empty_client():
     labels = np.array([0, 0, 0, 1])  # cluster 1 has one point but two clients take it
     with pytest.raises(ValueError, match="would hold no points"):
         data.k_prime_partition(labels, 4, 1, random_state=0)
+
+
+# --- per-class Dirichlet split -------------------------------------------------------------------------------
+
+
+def dirichlet_by_definition(labels, n_clients, alpha, min_size, seed, max_tries):
+    """Class by class: its indices in the order of one shuffle, cut at floor(n_k * cumulative share + u_k)."""
+    rng = np.random.default_rng(seed)
+    classes, codes = np.unique(labels, return_inverse=True)
+    for _ in range(max_tries):
+        shuffled = rng.permutation(len(labels))
+        shares = rng.dirichlet(np.full(n_clients, alpha), size=classes.size)
+        shifts = rng.random(classes.size)
+        parts = [[] for _ in range(n_clients)]
+        for k in range(classes.size):
+            members = shuffled[codes[shuffled] == k]
+            total, cuts = 0.0, []
+            for j in range(n_clients - 1):
+                total += shares[k, j]
+                cuts.append(min(int(np.floor(total * members.size + shifts[k])), members.size))
+            for j, piece in enumerate(np.split(members, cuts)):
+                parts[j].extend(piece.tolist())
+        if min(len(p) for p in parts) >= min_size:
+            return [sorted(p) for p in parts]
+    return None
+
+
+@given(
+    st.lists(st.integers(0, 5), min_size=1, max_size=150),
+    st.integers(1, 10),
+    st.floats(0.05, 100.0),
+    st.integers(1, 5),
+    st.integers(0, 2**32 - 1),
+)
+def test_dirichlet_partition_is_a_disjoint_cover_with_min_size(labels, n_clients, alpha, min_size, seed):
+    labels = np.array(labels)
+    n = labels.size
+    if n_clients * min_size > n:
+        with pytest.raises(ValueError, match=f"exceeds n_samples={n}.*lower min_size|should be >= n_clients"):
+            data.dirichlet_partition(labels, n_clients, alpha, min_size=min_size, random_state=seed)
+        return
+    try:
+        parts = data.dirichlet_partition(labels, n_clients, alpha, min_size=min_size, max_tries=20, random_state=seed)
+    except ValueError as exc:
+        assert f"min_size={min_size}" in str(exc) and "max_tries=20" in str(exc)
+        return
+    assert len(parts) == n_clients
+    assert_partition(parts, n)
+    for part in parts:
+        assert part.dtype == np.int64 and part.size >= min_size
+        assert np.all(np.diff(part) > 0)
+
+
+@given(
+    st.lists(st.sampled_from(["b", "a", "c"]), min_size=1, max_size=60),
+    st.integers(1, 4),
+    st.floats(0.1, 10.0),
+    st.integers(1, 3),
+    st.integers(0, 2**32 - 1),
+)
+def test_dirichlet_partition_equals_its_definition(labels, n_clients, alpha, min_size, seed):
+    labels = np.array(labels)
+    assume(n_clients * min_size <= labels.size)
+    expected = dirichlet_by_definition(labels, n_clients, alpha, min_size, seed, max_tries=30)
+    if expected is None:
+        with pytest.raises(ValueError, match="max_tries=30"):
+            data.dirichlet_partition(labels, n_clients, alpha, min_size=min_size, max_tries=30, random_state=seed)
+        return
+    parts = data.dirichlet_partition(labels, n_clients, alpha, min_size=min_size, max_tries=30, random_state=seed)
+    assert [p.tolist() for p in parts] == expected
+
+
+def test_dirichlet_split_is_unbiased_across_clients_with_small_classes():
+    # 100 classes of 8 samples over 20 clients: every client should hold 40 samples on average. Cutting each class at
+    # floor(n_k * cumulative share) gave the first client about 1 and the last about 100.
+    labels = np.repeat(np.arange(100), 8)
+    sizes = np.array([[p.size for p in data.dirichlet_partition(labels, 20, 5.0, min_size=1, random_state=s)]
+                      for s in range(30)])  # fmt: skip
+    assert np.abs(sizes.mean(axis=0) - 40).max() < 6
+
+
+def test_dirichlet_concentration_sets_the_heterogeneity():
+    labels = np.repeat(np.arange(10), 1000)
+    near_iid = data.client_cluster_counts(data.dirichlet_partition(labels, 10, 1e4, random_state=0), labels)
+    assert np.abs(near_iid - 100).max() < 15  # every client holds about a tenth of every class
+    skewed = data.client_cluster_counts(data.dirichlet_partition(labels, 10, 0.05, min_size=1, random_state=0), labels)
+    top_share = skewed.max(axis=0) / 1000  # each class mostly with one client
+    assert np.mean(top_share) > 0.7
+    assert np.mean((skewed > 0).sum(axis=1)) < 5  # clients hold few classes
+
+
+def test_dirichlet_partition_is_reproducible_and_takes_a_generator():
+    labels = np.repeat(np.arange(5), 40)
+    a = data.dirichlet_partition(labels, 6, 0.5, min_size=3, random_state=7)
+    b = data.dirichlet_partition(labels, 6, 0.5, min_size=3, random_state=7)
+    c = data.dirichlet_partition(labels, 6, 0.5, min_size=3, random_state=8)
+    assert [p.tolist() for p in a] == [p.tolist() for p in b] != [p.tolist() for p in c]
+    g = data.dirichlet_partition(labels, 6, 0.5, min_size=3, random_state=np.random.default_rng(7))
+    assert [p.tolist() for p in g] == [p.tolist() for p in a]
+
+
+@pytest.mark.parametrize(
+    ("args", "kwargs", "error", "match"),
+    [
+        ((np.zeros(20, int), 4, 0.5), {"min_size": 6}, ValueError, r"n_clients \* min_size = 4 \* 6 = 24 exceeds"),
+        ((np.zeros(20, int), 4, 0.0), {}, ValueError, "alpha=0.0 should be > 0.0"),
+        ((np.zeros(20, int), 4, float("inf")), {}, ValueError, "alpha=inf should be finite"),
+        ((np.zeros(20, int), 4, "1"), {}, TypeError, "alpha must be a real number"),
+        ((np.zeros(20, int), 0, 0.5), {}, ValueError, "n_clients=0 should be >= 1"),
+        ((np.zeros(20, int), 2.0, 0.5), {}, TypeError, "n_clients must be an int"),
+        ((np.zeros(20, int), 21, 0.5), {"min_size": 1}, ValueError, "n_samples=20 should be >= n_clients=21"),
+        ((np.zeros(20, int), 4, 0.5), {"min_size": 0}, ValueError, "min_size=0 should be >= 1"),
+        ((np.zeros(20, int), 4, 0.5), {"max_tries": 0}, ValueError, "max_tries=0 should be >= 1"),
+        ((np.zeros((4, 5), int), 2, 0.5), {}, ValueError, "labels must be 1-D"),
+    ],
+)
+def test_dirichlet_partition_refuses_bad_arguments(args, kwargs, error, match):
+    with pytest.raises(error, match=match):
+        data.dirichlet_partition(*args, **kwargs)
+
+
+def test_dirichlet_partition_gives_up_naming_min_size():
+    # 20 points over 4 clients of at least 5: only an exact 5-5-5-5 cut passes, which alpha=0.01 all but never draws
+    with pytest.raises(ValueError, match=r"at least min_size=5 samples in max_tries=3 draws.*raise alpha"):
+        data.dirichlet_partition(np.arange(20) % 2, 4, 0.01, min_size=5, max_tries=3, random_state=0)
 
 
 # --- natural groups, counts, subsamples -----------------------------------------------------------------------

@@ -8,6 +8,7 @@ from hypothesis import assume, given
 from hypothesis import strategies as st
 
 from fedlib import data
+from fedlib.papers.datasets import PURCHASE100
 from fedlib.papers.mufc import DATASET_SPECS, GAUSSIAN
 
 
@@ -110,3 +111,69 @@ def test_scale_max_abs_copies_all_zeros():
     out = data.scale_max_abs(X)
     np.testing.assert_array_equal(out, X)
     assert out is not X
+
+
+# --- Purchase-100 stand-in ------------------------------------------------------------------------------------
+
+
+def purchase_by_definition(n, d, k, flip, seed):
+    """k fair-bit prototypes; class sizes n // k, the first n % k one more; labels shuffled; bits flipped w.p. flip."""
+    rng = np.random.default_rng(seed)
+    prototypes = rng.random((k, d)) < 0.5
+    sizes = [n // k + (c < n % k) for c in range(k)]
+    y = rng.permutation(np.repeat(np.arange(k), sizes))
+    X = np.logical_xor(prototypes[y], rng.random((n, d)) < flip).astype(np.float64)
+    return X, y, prototypes
+
+
+@given(st.integers(2, 12), st.integers(0, 30), st.integers(1, 20), st.floats(0.0, 0.5), st.integers(0, 2**32 - 1))
+def test_make_purchase_like_equals_its_definition(k, extra, d, flip, seed):
+    n = k + extra
+    ds = data.make_purchase_like(n, d, k, flip, random_state=seed)
+    X, y, prototypes = purchase_by_definition(n, d, k, flip, seed)
+    np.testing.assert_array_equal(ds.X, X)
+    np.testing.assert_array_equal(ds.y, y)
+    np.testing.assert_array_equal(ds.extras["prototypes"], prototypes)
+    assert ds.X.dtype == np.float64 and ds.y.dtype == np.int64
+    counts = np.bincount(ds.y, minlength=k)
+    assert counts.max() - counts.min() <= 1 and counts.sum() == n
+
+
+def test_make_purchase_like_has_purchase100s_published_shape():
+    ds = data.make_purchase_like(random_state=0)
+    assert ds.is_standin and ds.name == "Purchase-100 (stand-in)"
+    assert ds.X.shape == (20000, PURCHASE100["n_features"]) and ds.n_clusters == PURCHASE100["n_classes"] == 100
+    assert np.unique(ds.X).tolist() == [0.0, 1.0]
+    assert np.bincount(ds.y).tolist() == [200] * 100
+    assert "Shokri" in ds.source and "197,324" in ds.source and "not the real data" in ds.source
+    assert PURCHASE100 == {"n_samples": 197_324, "n_features": 600, "n_classes": 100}
+    # every bit is its prototype's, flipped with probability 0.15: the flip rate is 0.15 within 4 standard errors
+    flipped = np.mean(ds.X != ds.extras["prototypes"][ds.y])
+    assert abs(flipped - 0.15) < 4 * np.sqrt(0.15 * 0.85 / ds.X.size)
+    # prototypes are fair bits: two differ in about half their 600 bits
+    protos = ds.extras["prototypes"]
+    assert 0.45 < np.mean(protos[0] != protos[1:]) < 0.55
+
+
+def test_make_purchase_like_flip_zero_copies_the_prototypes_and_seeds_matter():
+    ds = data.make_purchase_like(300, 20, 3, 0.0, random_state=4)
+    np.testing.assert_array_equal(ds.X, ds.extras["prototypes"][ds.y])
+    again = data.make_purchase_like(300, 20, 3, 0.0, random_state=4)
+    other = data.make_purchase_like(300, 20, 3, 0.0, random_state=5)
+    assert again.X.tobytes() == ds.X.tobytes() and not np.array_equal(other.X, ds.X)
+
+
+@pytest.mark.parametrize(
+    ("kwargs", "error", "match"),
+    [
+        ({"n_samples": 99}, ValueError, "n_samples=99 should be >= 100"),
+        ({"n_classes": 1}, ValueError, "n_classes=1 should be >= 2"),
+        ({"n_features": 0}, ValueError, "n_features=0 should be >= 1"),
+        ({"flip": 0.6}, ValueError, "flip=0.6 should be <= 0.5"),
+        ({"flip": -0.1}, ValueError, r"flip=-0.1 should be >= 0.0"),
+        ({"n_samples": 1000.0}, TypeError, "n_samples must be an int"),
+    ],
+)
+def test_make_purchase_like_refuses_bad_arguments(kwargs, error, match):
+    with pytest.raises(error, match=match):
+        data.make_purchase_like(**kwargs)

@@ -1,4 +1,4 @@
-"""fedlib.learn evaluation: logits, probabilities and accuracy of one model or a stack of models."""
+"""fedlib.learn evaluation: logits, probabilities, accuracy and perplexity of one model or a stack of models."""
 
 from __future__ import annotations
 
@@ -6,7 +6,7 @@ import numpy as np
 import pytest
 import torch
 
-from fedlib.learn import accuracy, get_flat, make_model, predict_logits, predict_proba, set_flat
+from fedlib.learn import accuracy, get_flat, make_model, perplexity, predict_logits, predict_proba, set_flat
 
 
 @pytest.fixture(scope="module")
@@ -86,3 +86,63 @@ def test_bad_shapes_raise(setup):
             predict_logits(model, X, parameters=bad)
     with pytest.raises(ValueError):
         predict_logits(model, X, batch_size=0)
+
+
+def test_perplexity_is_the_exponential_of_torch_cross_entropy(setup):
+    model, X, y, stack = setup
+    single = perplexity(model, X, y)
+    assert isinstance(single, float)
+    with torch.no_grad():
+        logits = model(torch.from_numpy(X))
+        nats = torch.nn.functional.cross_entropy(logits.double(), torch.from_numpy(y)).item()
+    assert single == pytest.approx(np.exp(nats), rel=1e-6)
+    several = perplexity(model, X, y, parameters=stack)
+    assert several.shape == (3,) and several.dtype == np.float64
+    for k in range(3):
+        with torch.no_grad():
+            logits = set_flat(make_model("mlp", 4, input_shape=(2, 3, 3), hidden=5), stack[k])(torch.from_numpy(X))
+        nats = torch.nn.functional.cross_entropy(logits.double(), torch.from_numpy(y)).item()
+        assert several[k] == pytest.approx(np.exp(nats), rel=1e-6)
+        assert several[k] == perplexity(model, X, y, parameters=stack[k])
+    assert len(set(several.tolist())) == 3
+    np.testing.assert_allclose(perplexity(model, X, y, parameters=stack, batch_size=7), several, rtol=1e-6)
+    assert perplexity(model, torch.from_numpy(X), torch.from_numpy(y)) == pytest.approx(single, rel=1e-6)
+
+
+def test_perplexity_by_hand():
+    model = make_model("softmax", 4, input_shape=(2,))
+    assert perplexity(set_flat(model, np.zeros(12)), np.zeros((6, 2)), [0, 1, 2, 3, 3, 3]) == pytest.approx(4.0)
+    # logits (log 1, log 2, log 3, log 4) for every row: p = (0.1, 0.2, 0.3, 0.4); labels 3 and 0
+    bias = np.log([1.0, 2.0, 3.0, 4.0])
+    set_flat(model, np.concatenate([np.zeros(8), bias]))
+    expected = np.exp(-(np.log(0.4) + np.log(0.1)) / 2)  # = 1 / sqrt(0.04) = 5
+    assert perplexity(model, np.zeros((2, 2)), [3, 0]) == pytest.approx(expected, rel=1e-6) == pytest.approx(5.0)
+    # a confident right model tends to 1
+    weight = np.zeros((4, 2))
+    weight[0, 0] = weight[1, 1] = 30.0  # input e_0 -> class 0, e_1 -> class 1, with logit margin 30
+    set_flat(model, np.concatenate([weight.ravel(), np.zeros(4)]))
+    assert 1.0 <= perplexity(model, np.eye(2), [0, 1]) < 1.0 + 1e-9
+
+
+def test_perplexity_of_the_character_model():
+    rng = np.random.default_rng(0)
+    X = rng.integers(0, 65, size=(300, 8)).astype(np.float32)
+    y = rng.integers(0, 65, size=300)
+    model = make_model("char_mlp", 65, seed=0, input_shape=(8,), hidden=32)
+    with torch.no_grad():
+        nats = torch.nn.functional.cross_entropy(model(torch.from_numpy(X)).double(), torch.from_numpy(y)).item()
+    assert perplexity(model, X, y) == pytest.approx(np.exp(nats), rel=1e-6)
+
+
+def test_perplexity_refuses_bad_labels_and_no_rows(setup):
+    model, X, y, _ = setup
+    with pytest.raises(ValueError, match="rows but y has"):
+        perplexity(model, X, y[:-1])
+    with pytest.raises(ValueError, match=r"labels must lie in \[0, n_classes=4\), got values in \[0, 4\]"):
+        perplexity(model, X, np.where(np.arange(50) == 3, 4, y))
+    with pytest.raises(ValueError, match=r"\[-1, "):
+        perplexity(model, X, np.where(np.arange(50) == 3, -1, y))
+    with pytest.raises(ValueError, match="at least one row"):
+        perplexity(model, X[:0], y[:0])
+    with pytest.raises(TypeError, match="integers"):
+        perplexity(model, X, y.astype(float))

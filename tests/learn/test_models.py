@@ -16,13 +16,19 @@ def _same_bits(a: np.ndarray, b: np.ndarray) -> bool:
     return a.dtype == b.dtype and a.shape == b.shape and a.tobytes() == b.tobytes()
 
 
+def _input_shape(name: str) -> tuple[int, ...]:
+    """An input every model of that name takes: 28×28 images, or windows of 8 character codes."""
+    return (8,) if name == "char_mlp" else (1, 28, 28)
+
+
 @pytest.mark.parametrize("name", MODELS)
 def test_every_model_is_fixed_by_its_seed_alone(name):
+    shape = _input_shape(name)
     torch.manual_seed(123)  # torch's global state must play no part
-    a = get_flat(make_model(name, seed=1))
+    a = get_flat(make_model(name, seed=1, input_shape=shape))
     torch.manual_seed(456)
-    b = get_flat(make_model(name, seed=1))
-    c = get_flat(make_model(name, seed=2))
+    b = get_flat(make_model(name, seed=1, input_shape=shape))
+    c = get_flat(make_model(name, seed=2, input_shape=shape))
     assert a.dtype == np.float32 and a.ndim == 1
     assert _same_bits(a, b)
     assert not np.array_equal(a, c)
@@ -31,12 +37,13 @@ def test_every_model_is_fixed_by_its_seed_alone(name):
 
 @pytest.mark.parametrize("name", MODELS)
 def test_every_model_maps_a_batch_to_logits(name):
-    model = make_model(name, 7, seed=0, input_shape=(1, 28, 28))
+    shape = _input_shape(name)
+    model = make_model(name, 7, seed=0, input_shape=shape)
     assert model.training
     assert not list(model.buffers())
     assert all(p.dtype == torch.float32 for p in model.parameters())
     with torch.no_grad():
-        out = model(torch.zeros(3, 1, 28, 28))
+        out = model(torch.zeros(3, *shape))
     assert out.shape == (3, 7)
 
 
@@ -50,10 +57,11 @@ def test_every_model_maps_a_batch_to_logits(name):
         ("mlp", 10, (1, 28, 28), 50_890),
         ("softmax", 10, (1, 28, 28), 7_850),
         ("softmax", 5, (600,), 3_005),
+        ("char_mlp", 65, (8,), 65 * 16 + 8 * 16 * 128 + 128 + 128 * 65 + 65),  # hidden=128: 25,937
     ],
 )
 def test_documented_parameter_counts(name, n_classes, input_shape, expected):
-    model = make_model(name, n_classes, input_shape=input_shape)
+    model = make_model(name, n_classes, input_shape=input_shape, hidden=128 if name == "char_mlp" else 64)
     assert n_parameters(model) == expected
     assert get_flat(model).shape == (expected,)
 
@@ -113,6 +121,9 @@ def test_init_parameters_needs_a_weight_for_every_bias():
         ({"name": "lenet5", "input_shape": (1, 11, 20)}, ValueError),
         ({"name": "softmax", "input_shape": ()}, ValueError),
         ({"name": "softmax", "input_shape": (0, 4)}, ValueError),
+        ({"name": "char_mlp", "input_shape": (1, 28, 28)}, ValueError),  # windows of codes only
+        ({"name": "char_mlp", "input_shape": (8,), "embed": 0}, ValueError),
+        ({"name": "char_mlp", "input_shape": (8,), "embed": 2.0}, TypeError),
     ],
 )
 def test_make_model_rejects_bad_arguments(kwargs, error):

@@ -115,24 +115,6 @@ class ProfiledClients:
         ).rename_axis("client")
 
 
-def _dirichlet_split(labels: np.ndarray, n_clients: int, alpha: float, min_size: int, rng: np.random.Generator):
-    """Disjoint per-class Dirichlet split: each class is cut among the clients in Dir(α·1_K) proportions.
-
-    Redrawn until every client holds at least ``min_size`` examples (at most 100 draws).
-    """
-    classes = np.unique(labels)
-    for _ in range(100):
-        parts: list[list[int]] = [[] for _ in range(n_clients)]
-        for c in classes:
-            rows = rng.permutation(np.flatnonzero(labels == c))
-            cuts = (np.cumsum(rng.dirichlet(np.full(n_clients, alpha)))[:-1] * rows.size).astype(int)
-            for k, chunk in enumerate(np.split(rows, cuts)):
-                parts[k].extend(chunk.tolist())
-        if min(len(p) for p in parts) >= min_size:
-            return [np.sort(np.asarray(p, dtype=np.int64)) for p in parts]
-    raise ValueError(f"no Dirichlet({alpha}) split gives each of {n_clients} clients {min_size} examples.")
-
-
 def profile_mnist(
     n_clients: int,
     *,
@@ -178,7 +160,7 @@ def profile_mnist(
     if n_images is not None and n_images < y.size:
         keep = np.sort(rng.choice(y.size, size=n_images, replace=False))
         X, y = X[keep], y[keep]
-    clients = _dirichlet_split(y, n_clients, dirichlet, min_size, rng)
+    clients = data.dirichlet_partition(y, n_clients, dirichlet, min_size=min_size, random_state=rng)
     times = pareto_training_times(n_clients, alpha=paper.PARETO_ALPHA, random_state=rng)
     net = make_model(model, int(y.max()) + 1, input_shape=X.shape[1:], seed=int(rng.integers(2**31)))
     start = get_flat(net)

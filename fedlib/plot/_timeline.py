@@ -1,0 +1,111 @@
+"""Figures of asynchronous training on a simulated clock: a client timeline and score-against-time curves."""
+
+from __future__ import annotations
+
+import numpy as np
+from matplotlib.axes import Axes
+
+from fedlib.plot._style import PALETTE
+
+
+def async_timeline(ax: Axes, trainings, aggregations, *, erase_time: float | None = None, erased=()) -> Axes:
+    """Clients' local trainings as bars on the simulated clock, aggregations as ticks, the erasure as a line.
+
+    Each client has a row; a bar runs from the moment it received a model to the moment its result
+    was popped, coloured by its cluster and hatched when the result was discarded (it was computed
+    from a model that a rollback or an unlearning method replaced). Each cluster's aggregations are
+    diamonds on a row of their own below the clients.
+
+    Parameters
+    ----------
+    ax : matplotlib Axes
+        Where to draw.
+    trainings : pandas.DataFrame
+        Columns client, cluster, start, finish, fate (``"aggregated"`` or ``"discarded"``).
+    aggregations : pandas.DataFrame
+        Columns time, cluster, replaced.
+    erase_time : float, optional
+        Draw the erasure request there.
+    erased : sequence of int, default=()
+        Erased clients, whose rows are labelled.
+
+    Returns
+    -------
+    Axes
+    """
+    clients = sorted(set(trainings["client"]))
+    rows = {k: i for i, k in enumerate(clients)}
+    for item in trainings.itertuples():
+        colour = PALETTE[int(item.cluster) % len(PALETTE)]
+        discarded = item.fate == "discarded"
+        ax.barh(
+            rows[item.client],
+            item.finish - item.start,
+            left=item.start,
+            height=0.7,
+            color="white" if discarded else colour,
+            edgecolor=colour,
+            hatch="///" if discarded else None,
+            linewidth=0.8,
+        )
+    clusters = sorted(set(aggregations["cluster"])) if len(aggregations) else []
+    base = len(clients) + 0.5
+    for j, n in enumerate(clusters):
+        mine = aggregations[aggregations["cluster"] == n]
+        y = base + j
+        ax.scatter(mine["time"], np.full(len(mine), y), marker="D", s=22, color=PALETTE[int(n) % len(PALETTE)])
+        replaced = mine[mine["replaced"]]
+        if len(replaced):
+            ax.scatter(replaced["time"], np.full(len(replaced), y), marker="x", s=60, color="black", zorder=3)
+    labels = [f"client {k}" + (" (erased)" if k in set(erased) else "") for k in clients]
+    labels += [f"cluster {n} aggregates" for n in clusters]
+    ax.set_yticks(list(range(len(clients))) + [base + j for j in range(len(clusters))], labels)
+    ax.invert_yaxis()
+    if erase_time is not None:
+        ax.axvline(erase_time, color="black", linestyle="--", linewidth=1)
+        ax.annotate("erasure", (erase_time, 0), xytext=(4, 0), textcoords="offset points", va="top", fontsize="small")
+    ax.set_xlabel("simulated time (s)")
+    return ax
+
+
+def score_curves(ax: Axes, runs, *, target: float | None = None, band: bool = True) -> Axes:
+    """Each run's best-cluster score against simulated time, with the erasure and the target marked.
+
+    Parameters
+    ----------
+    ax : matplotlib Axes
+        Where to draw.
+    runs : sequence of objects with ``method``, ``erase_time`` and ``curve`` (``times``, ``best``, ``scores``)
+        E.g. :class:`fedlib.experiments.knot.runs.Run`; one line per run, coloured by position.
+    target : float, optional
+        A horizontal line at the target.
+    band : bool, default=True
+        Shade the range of the cluster models' scores of runs with several clusters (Fig. 4 of Su & Li).
+
+    Returns
+    -------
+    Axes
+    """
+    erase_times = set()
+    for i, run in enumerate(runs):
+        colour = PALETTE[i % len(PALETTE)]
+        curve = run.curve
+        ax.plot(curve.times, curve.best, color=colour, label=run.method, drawstyle="steps-post")
+        if band and curve.scores.ndim == 2 and curve.scores.shape[1] > 1:
+            ax.fill_between(
+                curve.times,
+                np.nanmin(curve.scores, axis=1),
+                np.nanmax(curve.scores, axis=1),
+                color=colour,
+                alpha=0.15,
+                step="post",
+                linewidth=0,
+            )
+        if np.isfinite(run.erase_time):
+            erase_times.add(float(run.erase_time))
+    for t in sorted(erase_times):
+        ax.axvline(t, color="black", linestyle="--", linewidth=1)
+    if target is not None:
+        ax.axhline(target, color="grey", linestyle=":", linewidth=1)
+    ax.set_xlabel("simulated time (s)")
+    return ax
