@@ -135,3 +135,20 @@ def test_isolation_check_per_cluster_is_exact(small):
     result = runs.isolation_check(task, data, 0, schedule="per_cluster")
     assert result["other_clusters_identical"] and result["rolled_back"] == [0]
     assert result["rolled_back_equals_checkpoint"]
+
+
+def test_size_against_paper_and_early_against_late():
+    task = dataclasses.replace(tasks.tasks("ci")["Fashion-MNIST"], name="T")
+    late_runs = [_fake_run("FedBuff", s, 50.0) for s in range(5)] + [_fake_run("KNOT", s, 8.0 + s) for s in range(5)]
+    late_runs += [_fake_run("Random", s, 13.0 + s) for s in range(5)]
+    early_runs = [_fake_run("FedBuff", s, 50.0) for s in range(5)] + [_fake_run("KNOT", s, 60.0) for s in range(5)]
+    early_runs += [_fake_run("Random", s, 14.0 + s) for s in range(5)]
+    late = comparison.Study(task=task, pilot=late_runs[0], erase_time=5.0, horizon=100.0, runs=late_runs)
+    early = comparison.Study(task=task, pilot=early_runs[0], erase_time=5.0, horizon=100.0, runs=early_runs)
+    table = comparison.table2([late]).set_index("method")
+    # KNOT: 1 - (8..12)/50 = 80% ± 3 against the paper's 85%: within two std plus one point
+    assert table.loc["KNOT", "size against paper"] == "matches"
+    assert table.loc["Random", "size against paper"] == "matches"  # 70% ± 3 against 73%
+    shift = comparison.early_against_late([late], [early]).set_index("method")
+    assert shift.loc["KNOT", "early against late"] == "lower"
+    assert shift.loc["Random", "early against late"] == "no clear difference"
