@@ -68,7 +68,7 @@ def async_timeline(ax: Axes, trainings, aggregations, *, erase_time: float | Non
     return ax
 
 
-def score_curves(ax: Axes, runs, *, target: float | None = None, band: bool = True) -> Axes:
+def score_curves(ax: Axes, runs, *, target: float | None = None, band: bool = True, order=None) -> Axes:
     """Each run's best-cluster score against simulated time, with the erasure and the target marked.
 
     Parameters
@@ -76,11 +76,14 @@ def score_curves(ax: Axes, runs, *, target: float | None = None, band: bool = Tr
     ax : matplotlib Axes
         Where to draw.
     runs : sequence of objects with ``method``, ``erase_time`` and ``curve`` (``times``, ``best``, ``scores``)
-        E.g. :class:`fedlib.experiments.knot.runs.Run`; one line per run, coloured by position.
+        E.g. :class:`fedlib.experiments.knot.runs.Run`; one line per run.
     target : float, optional
         A horizontal line at the target.
     band : bool, default=True
         Shade the range of the cluster models' scores of runs with several clusters (Fig. 4 of Su & Li).
+    order : sequence of str, optional
+        Method names in palette order, so that a method keeps its colour across figures; default
+        the runs' positions.
 
     Returns
     -------
@@ -88,7 +91,8 @@ def score_curves(ax: Axes, runs, *, target: float | None = None, band: bool = Tr
     """
     erase_times = set()
     for i, run in enumerate(runs):
-        colour = PALETTE[i % len(PALETTE)]
+        position = i if order is None else list(order).index(run.method)
+        colour = PALETTE[position % len(PALETTE)]
         curve = run.curve
         ax.plot(curve.times, curve.best, color=colour, label=run.method, drawstyle="steps-post")
         if band and curve.scores.ndim == 2 and curve.scores.shape[1] > 1:

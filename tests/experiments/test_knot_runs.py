@@ -152,3 +152,14 @@ def test_size_against_paper_and_early_against_late():
     shift = comparison.early_against_late([late], [early]).set_index("method")
     assert shift.loc["KNOT", "early against late"] == "lower"
     assert shift.loc["Random", "early against late"] == "no clear difference"
+
+
+def test_speedups_over_fedavg_use_the_larger_erasure_count():
+    task = dataclasses.replace(tasks.tasks("ci")["Fashion-MNIST"], name="T")
+    fake = [_fake_run("FedAvg", s, 100.0, n_erased=2) for s in range(3)]
+    fake += [_fake_run("KNOT", s, 50.0, n_erased=2) for s in range(3)] + [_fake_run("KNOT", s, 10.0) for s in range(3)]
+    study = comparison.Study(task=task, pilot=fake[0], erase_time=5.0, horizon=200.0, runs=fake)
+    per_seed = comparison.speedup_runs([study])
+    assert per_seed["speed-up"].tolist() == [2.0, 2.0, 2.0]
+    summary = comparison.speedups([study]).iloc[0]
+    assert summary["method"] == "KNOT" and summary["speed-up"] == 2.0 and summary["seeds"] == 3
