@@ -85,12 +85,18 @@ def mulmod(a, b, q: int) -> np.ndarray:
     a, b : array-like of int
         Residues in ``[0, q)``; shapes broadcast.
     q : int
-        A prime below 2**50 (not checked here).
+        A modulus below 2**50 (primality is not checked here: :func:`check_modulus` does).
 
     Returns
     -------
     ndarray of int64
         ``a * b mod q``.
+
+    Raises
+    ------
+    ValueError
+        If ``q`` is not in ``(1, 2**50)`` or an input is not reduced to ``[0, q)``: the float64
+        quotient would be off by more than one and the result silently wrong.
 
     Examples
     --------
@@ -98,8 +104,17 @@ def mulmod(a, b, q: int) -> np.ndarray:
     >>> int(mulmod(q - 1, q - 1, q)[()])  # (-1)·(-1)
     1
     """
+    q = int(q)
+    if not 1 < q < MAX_MODULUS:
+        raise ValueError(f"mulmod is exact only for 1 < q < 2**50; got q={q} (about 2**{q.bit_length()}).")
     a = np.asarray(a, dtype=np.int64)
     b = np.asarray(b, dtype=np.int64)
+    for name, x in (("a", a), ("b", b)):
+        if x.size and (int(x.min()) < 0 or int(x.max()) >= q):
+            raise ValueError(
+                f"mulmod needs residues in [0, q) with q={q}; {name} holds values in "
+                f"[{int(x.min())}, {int(x.max())}]: reduce them first (as_residues)."
+            )
     quot = np.floor(a.astype(np.float64) * b.astype(np.float64) / q).astype(np.int64)
     with np.errstate(over="ignore"):
         r = a * b - quot * q

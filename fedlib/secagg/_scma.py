@@ -280,7 +280,8 @@ def secure_sparse_sum(
     Raises
     ------
     ValueError
-        If a client's vector breaks the parameters (see :func:`scma_encode`).
+        If a client's vector breaks the parameters (see :func:`scma_encode`), or the clients hold more
+        points in all than ``params.n_samples`` (the field would be too small for the sum).
     fedlib.field.DecodingError
         If the sum cannot be decoded.
 
@@ -298,6 +299,13 @@ def secure_sparse_sum(
     >>> secure_sparse_sum([{1: 3, 2: 4}, {2: 1, 4: 4}], params, random_state=0).total
     {1: 3, 2: 5, 4: 4}
     """
+    held = sum(int(v) for counts in client_counts for v in counts.values())
+    if held > params.n_samples:
+        raise ValueError(
+            f"the clients hold {held} points in all, more than n_samples={params.n_samples} the parameters were "
+            f"made for: the field (p = {params.prime}) cannot hold the sum, which would decode wrong. "
+            "Make the parameters with the true total."
+        )
     masks = zero_sum_masks(len(client_counts), params.n_syndromes, params.prime, random_state=random_state)
     messages = [scma_encode(c, params, z) for c, z in zip(client_counts, masks, strict=True)]
     total = scma_decode(scma_aggregate(messages, params), params, backend=backend)

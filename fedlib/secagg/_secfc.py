@@ -288,7 +288,7 @@ class SecFC:
         ------
         ValueError
             If ``n_clients < 2ℓ+2t-1`` or ``n_responders`` lies outside
-            ``[2ℓ+2t-1, n_clients]`` (SecFC Theorem 1), if ``t >= n_clients``,
+            ``[2ℓ+2t-1, n_clients]`` (SecFC Theorem 1), if ``t = 0`` (no privacy) or ``t >= n_clients``,
             or if ``parts`` does not partition the rows.
         fedlib.field.FieldOverflowError
             With ``check_overflow="bound"``, if ``scale`` can overflow GF(q);
@@ -302,7 +302,12 @@ class SecFC:
         q = check_modulus(self.prime)
         ell = check_scalar(self.n_segments, "n_segments", "int", min_val=1)
         t = default_colluders(n, ell) if self.n_colluders is None else self.n_colluders
-        t = check_scalar(t, "n_colluders", "int", min_val=0)
+        t = check_scalar(t, "n_colluders", "int")
+        if t < 1:
+            raise ValueError(
+                f"n_colluders={t}: with t = 0 there are no random masks, so every share is a plain segment of a "
+                "client's data and the other clients read it in the clear: t = 0 gives no privacy. Use t >= 1."
+            )
         code = LagrangeCode(n_clients=n, n_segments=ell, n_masks=t, prime=q)
         threshold = code.recovery_threshold(2)
         if n < threshold:

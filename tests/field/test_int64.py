@@ -121,3 +121,15 @@ def test_check_modulus_refuses_non_integers():
         check_modulus(101.0)
     with pytest.raises(ValueError, match="q < 2\\*\\*50"):
         check_modulus(2**61 - 1)
+
+
+def test_mulmod_refuses_moduli_and_inputs_it_cannot_multiply_exactly():
+    # issue 11: q = 2**61 - 1 gave wrong products for most pairs, silently
+    q = 2**61 - 1
+    with pytest.raises(ValueError, match="2\\*\\*50"):
+        mulmod([q - 1], [q - 1], q)
+    with pytest.raises(ValueError, match="residues in \\[0, q\\)"):
+        mulmod([-1], [3], 7)
+    with pytest.raises(ValueError, match="residues in \\[0, q\\)"):
+        mulmod([2], [7], 7)
+    assert mulmod([6], [6], 7).tolist() == [1]

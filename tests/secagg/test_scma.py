@@ -135,3 +135,11 @@ def test_corrupted_syndromes_fail_loudly():
     garbage = random_field_elements(params.prime, params.n_syndromes, random_state=0)
     with pytest.raises(DecodingError):
         scma_decode(garbage, params)
+
+
+def test_secure_sparse_sum_refuses_more_points_than_the_parameters_hold():
+    # issue 11: 10 points summed under parameters for n = 5 decoded to {1: 3} (10 mod 7), silently
+    params = scma_params(n_samples=5, n_bins=4, n_clusters=2, n_clients=2)
+    with pytest.raises(ValueError, match="hold 10 points in all, more than n_samples=5"):
+        secure_sparse_sum([{1: 5}, {1: 5}], params, random_state=0)
+    assert secure_sparse_sum([{1: 2}, {1: 3}], params, random_state=0).total == {1: 5}

@@ -192,3 +192,11 @@ def test_not_fitted():
         SecFC(2).reveal_centers()
     with pytest.raises(NotFittedError):
         SecFC(2).predict(np.zeros((3, 2)))
+
+
+def test_no_colluders_means_no_privacy_and_is_refused():
+    # issue 11: n_colluders=0 was accepted, and every share was a plain segment of a client's data
+    X = make_blobs([30, 30], 2, random_state=0)[0]
+    parts = iid_partition(60, 5, random_state=0)
+    with pytest.raises(ValueError, match="t = 0 gives no privacy"):
+        SecFC(n_clusters=2, n_colluders=0, random_state=0).fit(X, parts)
