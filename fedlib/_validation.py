@@ -8,7 +8,7 @@ from typing import Literal
 import numpy as np
 from sklearn.exceptions import NotFittedError
 
-from fedlib._typing import NDArrayFloat, SeedLike
+from fedlib._typing import NDArrayFloat, NDArrayInt, SeedLike
 
 __all__ = [
     "NotFittedError",
@@ -258,3 +258,40 @@ def check_partition(parts, n_samples: int) -> list[np.ndarray]:
     if flat.size != n_samples or not np.array_equal(np.sort(flat), np.arange(n_samples)):
         raise ValueError(f"parts must partition range(n_samples={n_samples}): every index exactly once.")
     return arrays
+
+
+def check_ids(ids, name: str = "ids") -> NDArrayInt:
+    """``ids`` as a flat int64 array, refusing values that are not whole numbers (3.7 must not become 3).
+
+    Parameters
+    ----------
+    ids : int or array-like of int
+        Ids (rows, clients).
+    name : str, default="ids"
+        Their name in messages.
+
+    Returns
+    -------
+    ndarray of int64
+        The ids, flattened.
+
+    Raises
+    ------
+    TypeError
+        For booleans, complex numbers, strings or other non-numbers.
+    ValueError
+        For non-finite or fractional values.
+
+    Examples
+    --------
+    >>> check_ids([3, 4.0]).tolist()
+    [3, 4]
+    """
+    arr = np.atleast_1d(np.asarray(ids)).ravel()
+    if arr.dtype == bool or not (np.issubdtype(arr.dtype, np.integer) or np.issubdtype(arr.dtype, np.floating)):
+        raise TypeError(f"{name} must be integers, got dtype {arr.dtype}.")
+    if np.issubdtype(arr.dtype, np.floating):
+        bad = ~np.isfinite(arr) | (arr != np.round(arr))
+        if bad.any():
+            raise ValueError(f"{name} must be whole numbers; got {arr[bad][:5].tolist()}.")
+    return arr.astype(np.int64)

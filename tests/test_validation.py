@@ -284,3 +284,32 @@ def test_utils_reexports_the_validators():
         "progress",
         "spawn_generators",
     }
+
+
+def test_check_ids_refuses_fractions_and_non_numbers():
+    # issue 11: removal ids 3.7 and 2.5 were silently truncated to 3 and 2
+    from fedlib._validation import check_ids
+
+    assert check_ids(np.array([3.0, 4.0])).tolist() == [3, 4] and check_ids(5).tolist() == [5]
+    for bad in ([3.7], [2.5], [np.nan], [np.inf]):
+        with pytest.raises(ValueError, match="whole numbers"):
+            check_ids(bad)
+    for bad in ([True], [1 + 2j], ["3"]):
+        with pytest.raises(TypeError, match="integers"):
+            check_ids(bad)
+
+
+def test_removal_entry_points_refuse_fractional_ids():
+    from fedlib.learn import AsyncFederatedTrainer
+    from fedlib.unlearn import MUFC
+
+    rng = np.random.default_rng(0)
+    X = rng.normal(size=(40, 2))
+    model = MUFC(2, random_state=0).fit(X, [np.arange(20), np.arange(20, 40)])
+    with pytest.raises(ValueError, match="whole numbers"):
+        model.remove(0, [3.7])
+    trainer = AsyncFederatedTrainer("softmax", X.astype(np.float32), rng.integers(0, 2, 40),
+                                    [np.arange(20), np.arange(20, 40)], training_times=[1.0, 2.0],
+                                    concurrency=2, buffer=1)  # fmt: skip
+    with pytest.raises(ValueError, match="whole numbers"):
+        trainer.erase([0.5])

@@ -34,7 +34,7 @@ import numpy as np
 from torch import nn
 
 from fedlib._typing import SeedLike
-from fedlib._validation import check_option, check_random_state, check_scalar
+from fedlib._validation import check_ids, check_option, check_random_state, check_scalar
 from fedlib.learn._evaluate import accuracy, perplexity
 from fedlib.learn._fedavg import fedavg_weights
 from fedlib.learn._local import (
@@ -716,7 +716,7 @@ class AsyncFederatedTrainer:
     # -- erasure ------------------------------------------------------------------------------------------------------
 
     def _check_new_erasures(self, client_ids) -> np.ndarray:
-        ids = np.asarray(client_ids, dtype=np.int64).ravel()
+        ids = check_ids(client_ids, "client_ids")
         if ids.size == 0 or np.unique(ids).size != ids.size:
             raise ValueError(f"erase needs distinct client ids, got {ids.tolist()}.")
         unknown = ids[(ids < 0) | (ids >= self.n_clients)]

@@ -39,7 +39,7 @@ import torch
 from torch import nn
 
 from fedlib._typing import SeedLike
-from fedlib._validation import check_option, check_random_state, check_scalar
+from fedlib._validation import check_ids, check_option, check_random_state, check_scalar
 from fedlib.learn._evaluate import accuracy
 from fedlib.learn._local import (
     _AGGREGATE,
@@ -581,7 +581,7 @@ class FederatedTrainer:
         ValueError
             If an id is not a current client, or no client would remain.
         """
-        gone = np.asarray(client_ids, dtype=np.int64).ravel()
+        gone = check_ids(client_ids, "client_ids")
         unknown = np.setdiff1d(gone, self.client_ids_)
         if unknown.size:
             raise ValueError(f"clients {unknown.tolist()} are not clients of this trainer.")

@@ -9,6 +9,7 @@ import numpy as np
 from fedlib._typing import NDArrayInt, SeedLike
 from fedlib._validation import (
     check_array,
+    check_ids,
     check_is_fitted,
     check_n_clusters,
     check_partition,
@@ -144,7 +145,7 @@ class DCKMeans(FederatedClusteringMixin):
         """
         check_is_fitted(self, "server_centers_")
         client = check_scalar(client, "client", "int", min_val=0, max_val=len(self._ids) - 1)
-        ids = np.atleast_1d(np.asarray(ids, dtype=np.int64))
+        ids = check_ids(ids)
         rows = IdIndex(self._ids[client]).positions(ids)
         if np.any(rows < 0):
             raise ValueError(f"client {client} does not hold rows {ids[rows < 0].tolist()}.")

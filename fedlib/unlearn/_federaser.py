@@ -28,7 +28,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from fedlib._typing import SeedLike
-from fedlib._validation import check_scalar
+from fedlib._validation import check_ids, check_scalar
 from fedlib.learn import AsyncFederatedTrainer, LocalSGD, fedavg_weights
 
 
@@ -119,7 +119,7 @@ def federaser(
     if trainer.store_updates is None:
         raise ValueError("FedEraser needs the stored client updates: build the trainer with store_updates=Δt.")
     ratio = check_scalar(ratio, "ratio", "real", min_val=0.0, max_val=1.0, include_min=False)
-    ids = np.asarray(client_ids, dtype=np.int64).ravel()
+    ids = check_ids(client_ids, "client_ids")
     trainer.erase(ids, rollback=False)
     forgotten = np.asarray(trainer.erased_, dtype=np.int64)
     took_part = ids[trainer.first_selected_[ids] > 0]

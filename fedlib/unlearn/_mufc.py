@@ -11,6 +11,7 @@ import numpy as np
 from fedlib._typing import NDArrayFloat, NDArrayInt, SeedLike
 from fedlib._validation import (
     check_array,
+    check_ids,
     check_is_fitted,
     check_n_clusters,
     check_option,
@@ -422,7 +423,7 @@ class MUFC(FederatedClusteringMixin):
         (:meth:`remove_clients`).
         """
         state = self._active_client(client)
-        ids = np.atleast_1d(np.asarray(ids, dtype=np.int64)).ravel()
+        ids = check_ids(ids)
         if ids.size == 0:
             raise ValueError("nothing to remove: ids is empty.")
         if np.unique(ids).size != ids.size:
