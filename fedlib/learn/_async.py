@@ -886,13 +886,3 @@ class AsyncFederatedTrainer:
             method=self.method,
             n_threads=self.n_threads,
         )
-
-    def wall_seconds(self) -> float:
-        """Wall-clock seconds of local training over all aggregations so far (what the simulator schedules).
-
-        Returns
-        -------
-        float
-            Seconds.
-        """
-        return float(sum(record.train_seconds for record in self.history_))

@@ -23,7 +23,7 @@ rebuilt model.
 from __future__ import annotations
 
 import time
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 import numpy as np
 
@@ -64,8 +64,8 @@ def _calibration_config(local: LocalSGD, ratio: float) -> tuple[LocalSGD, float]
     """``r · E`` epochs: whole epochs when ``r · E ≥ 1``, else one pass over that fraction of the examples."""
     epochs = ratio * local.epochs
     if epochs >= 1:
-        return LocalSGD(local.lr, local.batch_size, round(epochs), local.momentum, local.weight_decay), 1.0
-    return LocalSGD(local.lr, local.batch_size, 1, local.momentum, local.weight_decay), epochs
+        return replace(local, epochs=round(epochs)), 1.0
+    return replace(local, epochs=1), epochs
 
 
 def federaser(

@@ -130,6 +130,11 @@ class Run:
         return bool(np.isfinite(self.time_to_target))
 
 
+def _model(task: Task, prepared: TaskData):
+    """The task's architecture for its data (its initial parameters are the trainer's to draw)."""
+    return make_model(task.model, prepared.n_classes, input_shape=prepared.input_shape, hidden=task.hidden)
+
+
 def random_clusters(n_clients: int, n_clusters: int, random_state) -> np.ndarray:
     """Uniformly random cluster ids, as the authors' code draws them (sizes not balanced), renumbered 0..N'-1.
 
@@ -203,7 +208,7 @@ def build(task: Task, prepared: TaskData, method: str, seed: int) -> AsyncFedera
         raise ValueError(f"method must be one of {METHODS}, got {method!r}.")
     K = task.n_clients
     times = pareto_training_times(K, alpha=paper.PARETO_ALPHA, epochs=task.local.epochs, random_state=seed)
-    model = make_model(task.model, prepared.n_classes, input_shape=prepared.input_shape, hidden=task.hidden)
+    model = _model(task, prepared)
     trainer = AsyncFederatedTrainer(
         model,
         prepared.X,
@@ -471,7 +476,7 @@ def timeline_demo(
     erased : ndarray of int64
         The erased client.
     """
-    model = make_model(task.model, prepared.n_classes, input_shape=prepared.input_shape, hidden=task.hidden)
+    model = _model(task, prepared)
     labels = np.arange(n_clients) % n_clusters
     np.random.default_rng(seed).shuffle(labels)
     trainer = AsyncFederatedTrainer(
@@ -529,7 +534,7 @@ def isolation_check(task: Task, prepared: TaskData, seed: int, *, schedule: str,
     times = pareto_training_times(task.n_clients, epochs=task.local.epochs, random_state=seed)
 
     def make() -> AsyncFederatedTrainer:
-        model = make_model(task.model, prepared.n_classes, input_shape=prepared.input_shape, hidden=task.hidden)
+        model = _model(task, prepared)
         return AsyncFederatedTrainer(model, prepared.X, prepared.y, prepared.clients, training_times=times,
                                      concurrency=task.concurrency, buffer=task.buffer, cluster_labels=labels,
                                      local=task.local, schedule=schedule, random_state=seed)  # fmt: skip
