@@ -4,7 +4,8 @@
   products at BLAS speed: :func:`mulmod`, :func:`matmul_mod`, :class:`LimbMatrix`),
   Python integers in object arrays above (keys, 256-bit secrets).
 - The Lagrange basis (:func:`lagrange_basis`, :func:`barycentric_weights`) and the
-  Lagrange code (:class:`LagrangeCode`: LCC for SecFC) and Shamir sharing, its one-segment
+  Lagrange code (:class:`LagrangeCode`: LCC for SecFC, with Berlekamp-Welch error correction,
+  :class:`CorrectedDecoding`) and Shamir sharing, its one-segment
   case (:class:`Shamir`, over GF(2^521 − 1) by default so that a share holds a 256-bit key).
 - Polynomials over Python ints and the power-sum (Reed-Solomon syndrome) decoder of MUFC's SCMA.
 - Primes, uniform field elements, fixed-point quantization into the field and an overflow detector.
@@ -22,7 +23,7 @@ from fedlib.field._int64 import (
     sum_mod,
 )
 from fedlib.field._interpolation import barycentric_weights, lagrange_basis
-from fedlib.field._lagrange import LagrangeCode, determinant_mod
+from fedlib.field._lagrange import CorrectedDecoding, LagrangeCode, determinant_mod
 from fedlib.field._poly import (
     DecodingError,
     berlekamp_massey,
@@ -43,6 +44,7 @@ from fedlib.field._shamir import MERSENNE_521, Shamir
 __all__ = [
     "MAX_MODULUS",
     "MERSENNE_521",
+    "CorrectedDecoding",
     "DecodingError",
     "FieldOverflowError",
     "LagrangeCode",

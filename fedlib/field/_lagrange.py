@@ -16,10 +16,18 @@ The public points are ``β_u = u`` (``u = 1..ℓ+t``) and ``α_j = ℓ+t+j``
 computed with Python integers (:func:`fedlib.field.lagrange_basis`), never in
 floating point, and the code works over any prime through
 :class:`fedlib.field.PrimeField`.
+
+The responses form a Reed-Solomon codeword of length ``N`` and dimension
+``R``: :meth:`LagrangeCode.decode` detects up to ``N − R`` corrupted responses
+(it raises, naming the inconsistency, never a client it cannot prove guilty),
+and :meth:`LagrangeCode.decode_correcting` locates and removes up to
+``⌊(N − R)/2⌋`` of them (Berlekamp-Welch), LCC's ``N ≥ R + 2A`` for ``A``
+adversarial clients (Yu et al. 2019, Theorem 1).
 """
 
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass, field
 from functools import cached_property, lru_cache
 from itertools import combinations
@@ -27,7 +35,7 @@ from itertools import combinations
 import numpy as np
 
 from fedlib._typing import SeedLike
-from fedlib._validation import check_scalar
+from fedlib._validation import check_random_state, check_scalar
 from fedlib.field._field import PrimeField
 from fedlib.field._interpolation import lagrange_basis
 from fedlib.field._poly import DecodingError
@@ -76,6 +84,78 @@ def determinant_mod(matrix: list[list[int]], q: int) -> int:
 def _lagrange_rows(nodes: tuple[int, ...], points: tuple[int, ...], prime: int) -> list[list[int]]:
     """:func:`lagrange_basis`, memoised: a server decodes many secrets from the same responders."""
     return lagrange_basis(list(nodes), list(points), prime)
+
+
+def _solve_mod(gf: PrimeField, A: np.ndarray, b: np.ndarray) -> np.ndarray | None:
+    """One solution of ``A x = b`` over GF(q) by Gauss-Jordan elimination (free unknowns 0); None if there is none."""
+    q = gf.prime
+    M = np.concatenate([A, b[:, None]], axis=1)
+    n_rows, n_cols = A.shape
+    pivots: list[int] = []
+    for col in range(n_cols):
+        row = len(pivots)
+        if row == n_rows:
+            break
+        nonzero = np.flatnonzero(M[row:, col] != 0)
+        if not nonzero.size:
+            continue
+        pivot = row + int(nonzero[0])
+        if pivot != row:
+            M[[row, pivot]] = M[[pivot, row]]
+        M[row] = gf.mul(M[row], pow(int(M[row, col]), q - 2, q))
+        factors = M[:, col].copy()
+        factors[row] = 0
+        M = gf.sub(M, gf.mul(factors[:, None], M[row][None, :]))
+        pivots.append(col)
+    if np.any(M[len(pivots) :, -1] != 0):
+        return None
+    x = np.zeros(n_cols, dtype=gf.dtype)
+    x[pivots] = M[: len(pivots), -1]
+    return x
+
+
+def _berlekamp_welch_roots(gf: PrimeField, points: list[int], y, dimension: int, e: int) -> list[int] | None:
+    """Positions ``r`` with ``E(points[r]) = 0`` for a solution of Berlekamp-Welch's key equations; None if none.
+
+    Solves ``y_r E(x_r) = Q(x_r)`` (every ``r``) for a monic ``E`` of degree
+    ``e`` and a ``Q`` of degree below ``dimension + e``: ``N`` linear equations
+    in ``dimension + 2e`` unknowns. If ``y`` is a codeword of dimension
+    ``dimension`` plus at most ``e`` errors, a solution exists and every
+    solution has ``Q = P E`` with ``P`` the codeword's polynomial, so ``E``
+    vanishes at every error position (and possibly at up to ``e`` others in total).
+    """
+    q = gf.prime
+    n_q = dimension + e
+    V = gf.asarray([[pow(x, k, q) for k in range(n_q)] for x in points])  # V[r, k] = x_r^k
+    y = gf.asarray(y)
+    A = np.concatenate([V, gf.sub(0, gf.mul(y[:, None], V[:, :e]))], axis=1)
+    solution = _solve_mod(gf, A, gf.mul(y, V[:, e]))
+    if solution is None:
+        return None
+    locator = solution[n_q:]  # E_0..E_{e-1}; E_e = 1
+    at_points = gf.add(gf.sum(gf.mul(V[:, :e], locator[None, :]), axis=1), V[:, e])
+    return [r for r in range(len(points)) if at_points[r] == 0]
+
+
+@dataclass(frozen=True)
+class CorrectedDecoding:
+    """What :meth:`LagrangeCode.decode_correcting` returns: the decoded values and who sent corrupted responses.
+
+    Parameters
+    ----------
+    values : ndarray
+        The values at the targets, as :meth:`LagrangeCode.decode` returns them
+        from uncorrupted responses.
+    corrupted : list of int
+        Client indices, ascending, whose responses differ from the decoded
+        polynomial (in at least one coordinate); empty if all agree.
+    max_errors : int
+        ``e``, the most corrupted responses the decoding could correct.
+    """
+
+    values: np.ndarray
+    corrupted: list[int]
+    max_errors: int
 
 
 @dataclass(frozen=True)
@@ -285,7 +365,10 @@ class LagrangeCode:
         polynomial decoded from the first ``R``: any disagreement (a wrong or
         corrupted response, or a result of higher degree than ``degree``)
         raises :class:`fedlib.field.DecodingError` instead of returning a
-        wrong value.
+        wrong value. Up to ``N − R`` corrupted responses are detected this way.
+        The error names the inconsistency, not a client: a disagreement does
+        not show which response is wrong, the first ``R`` included.
+        :meth:`decode_correcting` locates and corrects up to ``⌊(N − R)/2⌋``.
 
         Parameters
         ----------
@@ -308,34 +391,223 @@ class LagrangeCode:
         ValueError
             With fewer than ``R`` responders, or as many responses as responders not given.
         fedlib.field.DecodingError
-            If a response beyond the first ``R`` disagrees with the decoded polynomial.
+            If the ``N`` responses are not evaluations of one polynomial of
+            degree ``(ℓ+t-1)·deg`` (some response is corrupted).
         """
-        gf = self.field
+        responders, Y, flat = self._check_responses(responses, responders, degree)
+        R, n = self.recovery_threshold(degree), len(responders)
+        out, missed = self._fit(flat, responders, list(range(R)), degree, targets)
+        if missed:
+            raise DecodingError(self._inconsistency(n, degree, len(missed)))
+        return self._shape(out, Y.shape[1:], targets)
+
+    def decode_correcting(
+        self,
+        responses,
+        responders,
+        degree: int,
+        *,
+        targets: str | list[int] = "segments",
+        max_errors: int | None = None,
+        random_state: SeedLike | str = None,
+    ) -> CorrectedDecoding:
+        """:meth:`decode` despite up to ``e = ⌊(N − R)/2⌋`` corrupted responses, naming the clients that sent them.
+
+        Per coordinate, the ``N`` responses are a Reed-Solomon codeword of
+        dimension ``R`` at the responders' ``α``, so ``N ≥ R + 2e`` responses
+        determine the polynomial even if ``e`` of them are arbitrary
+        (Berlekamp-Welch): LCC's tolerance of ``A`` adversarial clients with
+        ``N ≥ R + 2A`` (Yu et al. 2019, Theorem 1). A corrupted client may
+        alter any subset of its coordinates; errors are located per responder.
+
+        Parameters
+        ----------
+        responses : array-like of shape (n_responses, ...)
+            Residues; ``responses[r]`` came from client ``responders[r]``.
+        responders : sequence of int
+            Distinct client indices (0-based), at least ``R``.
+        degree : int
+            Degree of the function applied to the shares.
+        targets : {"segments", "sum"} or list of int, default="segments"
+            As in :meth:`decoding_weights`.
+        max_errors : int or None, default=None
+            ``e``, the most corrupted responses to correct; ``None`` takes the
+            largest, ``⌊(N − R)/2⌋``. A smaller ``e`` detects more: up to
+            ``e`` are corrected and ``N − R − e`` detected. ``0`` is
+            :meth:`decode`'s check.
+        random_state : int, numpy.random.Generator, None or "secrets", default=None
+            Draws the random combination of coordinates in which errors are
+            located (not used for one coordinate, nor when the first ``R``
+            responses are uncorrupted). A deployment keeps the default or
+            passes ``"secrets"``: a client that knows the combination can hide
+            its error from the locator, and decoding then raises instead of
+            correcting (it never returns a wrong value).
+
+        Returns
+        -------
+        CorrectedDecoding
+            ``values``, of :meth:`decode`'s shape, and ``corrupted``, the
+            clients whose responses differ from the decoded polynomial.
+
+        Raises
+        ------
+        ValueError
+            With fewer than ``R`` responders, repeated or unknown ones, as
+            many responses as responders not given, or ``max_errors`` above
+            ``⌊(N − R)/2⌋`` (correcting ``e`` needs ``N ≥ R + 2e``).
+        fedlib.field.DecodingError
+            If no polynomial of degree ``(ℓ+t-1)·deg`` agrees with all but at
+            most ``e`` responses: more than ``e`` are corrupted.
+
+        Notes
+        -----
+        *Guarantees.* A result is accepted only if one polynomial (per
+        coordinate, of degree ``R − 1``) agrees with every response of all
+        but at most ``e`` responders. Two such polynomials would agree on
+        ``N − 2e ≥ R`` points, so it is unique, and with ``s`` corrupted
+        responders it is the true one whenever ``s ≤ N − R − e``. Hence:
+        with ``s ≤ e`` the values are right and ``corrupted`` is exactly the
+        set of clients whose responses were altered; with
+        ``e < s ≤ N − R − e`` :class:`fedlib.field.DecodingError` is raised
+        (always, for ``e + 1`` corruptions when ``N − R`` is odd). With more,
+        the corrupted responses can form another codeword up to ``e``
+        changes, which no decoder can tell from the truth: the code's minimum
+        distance is ``N − R + 1``.
+
+        *Algorithm.* If the polynomial through the first ``R`` responses
+        misses at most ``e`` responders it is the answer (no extra cost while
+        the corrupted clients are among the others). Otherwise the errors of
+        a random combination ``y_r = Σ_c γ_c Y[r, c]`` of the coordinates are
+        located by Berlekamp-Welch: an ``N × (R + 2e)`` linear system over
+        GF(q) gives a monic ``E`` of degree ``e`` and a ``Q`` of degree below
+        ``R + e`` with ``y_r E(α_r) = Q(α_r)``; ``E`` vanishes at every error
+        of ``y``. The polynomial through ``R`` responses outside the roots of
+        ``E`` decodes every coordinate and is accepted or not as above. A
+        corrupted response's error vector vanishes in the combination with
+        probability ``1/q`` (Schwartz-Zippel: degree one in ``γ``), so a
+        combination hides one of ``s ≤ e`` corrupted responders with
+        probability at most ``e/q``; that fails the acceptance check (never
+        a wrong value) and another combination is drawn, up to
+        ``a = min(8, ⌈40 / log2(q/e)⌉)``. A correctable pattern is refused
+        with probability at most ``(e/q)^a``, below ``2^-40`` unless ``q`` is
+        tiny. An inconsistent system proves ``s > e`` and raises at once.
+
+        References
+        ----------
+        L. R. Welch, E. R. Berlekamp. "Error correction for algebraic block
+        codes", US Patent 4,633,470 (1986); as a linear system, P. Gemmell,
+        M. Sudan. "Highly resilient correctors for polynomials", Information
+        Processing Letters 43(4), 1992.
+
+        Q. Yu, S. Li, N. Raviv, S. M. M. Kalan, M. Soltanolkotabi, S. Avestimehr.
+        "Lagrange Coded Computing: Optimal Design for Resiliency, Security and
+        Privacy", AISTATS 2019.
+
+        Examples
+        --------
+        Six Shamir shares of 42 (``R = 2``) survive two wrong ones, client 0's among them:
+
+        >>> code = LagrangeCode(n_clients=6, n_segments=1, n_masks=1, prime=101)
+        >>> shares = code.encode([[[42]]], random_state=0)
+        >>> shares[[0, 4]] = (shares[[0, 4]] + 1) % 101
+        >>> result = code.decode_correcting(shares, range(6), 1)
+        >>> int(result.values[0, 0, 0]), result.corrupted
+        (42, [0, 4])
+        """
+        gf, q = self.field, self.prime
+        responders, Y, flat = self._check_responses(responses, responders, degree)
+        R, n = self.recovery_threshold(degree), len(responders)
+        bound = (n - R) // 2
+        e = bound if max_errors is None else check_scalar(max_errors, "max_errors", "int", min_val=0)
+        if e > bound:
+            raise ValueError(
+                f"correcting e={e} corrupted responses needs N >= R + 2e = {R + 2 * e} responders; got N={n} "
+                f"(R={R}), which correct at most floor((N - R)/2) = {bound}."
+            )
+        out, missed = self._fit(flat, responders, list(range(R)), degree, targets)
+        proved = False  # whether more than e corrupted responses are certain
+        if len(missed) > e and e:
+            width = flat.shape[1]
+            attempts = 1 if width == 1 else min(8, max(1, math.ceil(40 / math.log2(q / e))))
+            rng = random_state if isinstance(random_state, str) else check_random_state(random_state)
+            points = [self.alphas[j] for j in responders]
+            for _ in range(attempts):
+                y = flat[:, 0] if width == 1 else gf.matmul(flat, gf.random((width, 1), rng))[:, 0]
+                roots = _berlekamp_welch_roots(gf, points, y, R, e)
+                if roots is None:  # y has more than e errors, so more than e responders are corrupted
+                    proved = True
+                    break
+                out, missed = self._fit(flat, responders, [r for r in range(n) if r not in roots][:R], degree, targets)
+                if len(missed) <= e:
+                    break
+        if len(missed) > e:
+            certain = proved or e == 0 or flat.shape[1] == 1
+            raise DecodingError(self._uncorrectable(n, degree, e, len(missed), certain=certain))
+        corrupted = sorted(responders[r] for r in missed)
+        return CorrectedDecoding(values=self._shape(out, Y.shape[1:], targets), corrupted=corrupted, max_errors=e)
+
+    def _check_responses(self, responses, responders, degree: int) -> tuple[list[int], np.ndarray, np.ndarray]:
+        """Checked responders, the responses as residues, and those as an ``(N, n_coordinates)`` matrix."""
         responders = self._check_responders(responders, degree)
-        Y = gf.asarray(responses)
+        Y = self.field.asarray(responses)
         if Y.shape[0] != len(responders):
             raise ValueError(f"{Y.shape[0]} responses for {len(responders)} responders.")
+        return responders, Y, Y.reshape(len(responders), -1)
+
+    def _fit(self, flat, responders: list[int], basis: list[int], degree: int, targets) -> tuple[np.ndarray, list[int]]:
+        """Values at ``targets`` of the polynomial through the responses at positions ``basis`` (``R`` of them),
+        and the other positions whose responses it misses, from one modular product."""
+        gf = self.field
+        others = sorted(set(range(len(responders))) - set(basis))
+        weights = self.decoding_weights([responders[r] for r in basis], degree, targets=targets)
+        if others:
+            nodes = [self.alphas[responders[r]] for r in basis]
+            weights = np.vstack([weights, gf.lagrange_basis(nodes, [self.alphas[responders[r]] for r in others])])
+        in_order = basis == list(range(len(basis)))  # the first R: slices, no copies of the responses
+        product = gf.matmul(weights, flat[: len(basis)] if in_order else flat[basis])
+        n_out = product.shape[0] - len(others)
+        rest = flat[len(basis) :] if in_order else flat[others]
+        missed = np.flatnonzero(np.any(product[n_out:] != rest, axis=1)) if others else []
+        return product[:n_out], [others[int(i)] for i in missed]
+
+    @staticmethod
+    def _shape(out: np.ndarray, shape: tuple[int, ...], targets) -> np.ndarray:
+        if isinstance(targets, str) and targets == "sum":
+            return out.reshape(shape)
+        return out.reshape((out.shape[0], *shape))
+
+    def _inconsistency(self, n: int, degree: int, misses: int) -> str:
+        """Why ``n`` responses do not decode, naming no client: any of them may be the wrong one."""
         R = self.recovery_threshold(degree)
-        flat = Y.reshape(len(responders), -1)
-        weights = self.decoding_weights(responders, degree, targets=targets)
-        if len(responders) > R:
-            # Predict the extra responses from the first R, in the same product as the decoding.
-            extra_points = [self.alphas[j] for j in responders[R:]]
-            predict = gf.lagrange_basis([self.alphas[j] for j in responders[:R]], extra_points)
-            weights = np.vstack([weights, predict])
-        product = gf.matmul(weights, flat[:R])
-        out = product[: product.shape[0] - (len(responders) - R)]
-        if len(responders) > R:
-            mismatch = np.flatnonzero(np.any(product[out.shape[0] :] != flat[R:], axis=1))
-            if mismatch.size:
-                bad = [responders[R + int(r)] for r in mismatch]
-                poly_degree = (self.n_segments + self.n_masks - 1) * degree
-                raise DecodingError(
-                    f"responses of clients {bad} disagree with the degree-{poly_degree} polynomial decoded from "
-                    f"clients {responders[:R]}."
-                )
-        shape = Y.shape[1:]
-        return out.reshape(shape) if targets == "sum" else out.reshape((out.shape[0], *shape))
+        extra = n - R
+        e = extra // 2
+        head = (
+            f"the {n} responses are not evaluations of one polynomial of degree {R - 1} = (ℓ+t-1)·{degree}: "
+            f"the polynomial through the first R={R} disagrees with {misses} of the other {extra}. Any of the "
+            f"{n} may be corrupted, the first {R} included, so no client is named (or the function computed has "
+            f"degree above {degree}). With N - R = {extra} extra responder{'' if extra == 1 else 's'} up to "
+            f"floor({extra}/2) = {e} corrupted responses "
+        )
+        if e:
+            return head + "can be located: LagrangeCode.decode_correcting does."
+        return head + f"can be located; locating e of them needs N >= R + 2e responders ({R + 2} for one)."
+
+    def _uncorrectable(self, n: int, degree: int, e: int, misses: int, *, certain: bool) -> str:
+        """Why ``n`` responses do not decode with up to ``e`` corrupted ones, naming no client."""
+        R = self.recovery_threshold(degree)
+        if e == 0:
+            return self._inconsistency(n, degree, misses)
+        message = (
+            f"more than e={e} of the {n} responses are corrupted: no polynomial of degree {R - 1} = (ℓ+t-1)·{degree} "
+            f"agrees with N - e = {n - e} of them. Correcting e corrupted responses needs N >= R + 2e (R={R}); "
+            "more responders are needed, and no client is named."
+        )
+        if not certain:
+            message += (
+                " (Or, with probability at most (e/q)^a, below 2^-40 unless q is tiny, every random combination of "
+                "coordinates hid a corrupted response: another random_state would tell.)"
+            )
+        return message
 
     def colluders_learn_nothing(self, colluders) -> bool:
         """Whether the shares of ``colluders`` are uniform whatever the secret (LCC's t-privacy).
