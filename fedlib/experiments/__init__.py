@@ -5,11 +5,12 @@
 - :mod:`fedlib.experiments.secfc`: SecFC's Tables 1-3, exactness runs, float-vs-quantized drift, timing sweeps.
 - :mod:`fedlib.experiments.secagg_fu`: Liu et al.'s ParGen figures, errata and Monte Carlo; its ``protocol``
   module runs SecAgg+ inside a cluster (Fig. 3, thresholds, coalitions, dropouts, cost against k and N).
-- :func:`verdict`: the one rule by which every chapter compares its mean ± std with a paper's.
+- :func:`verdict`: the one rule by which every chapter compares its mean ± std with a paper's, and
+  :func:`mean_cell` the way our cell is printed beside the paper's (one-run cells marked).
 
 Drivers import only public names of the library.
 """
 
-from fedlib.experiments._verdict import verdict
+from fedlib.experiments._verdict import INCONCLUSIVE, ONE_RUN, mean_cell, verdict
 
-__all__ = ["verdict"]
+__all__ = ["INCONCLUSIVE", "ONE_RUN", "mean_cell", "verdict"]
