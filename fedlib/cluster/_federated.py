@@ -11,6 +11,8 @@ attributes with a trailing underscore, among them ``federated_loss_``, and
 
 from __future__ import annotations
 
+import warnings
+
 import numpy as np
 
 from fedlib._typing import NDArrayFloat, NDArrayInt, SeedLike
@@ -53,6 +55,29 @@ class FederatedClusteringMixin:
         """
         check_is_fitted(self, "server_centers_")
         return nearest_centre_labels(X, self.server_centers_)
+
+
+def _warn_small_clients(sizes, n_clusters: int, estimator: str, *, parameter: str = "n_clusters") -> int:
+    """Warn once when some clients hold fewer points than the clusters they are asked for; return how many do.
+
+    Such a client uses all its points as its local centres, so it sends fewer
+    than ``n_clusters`` of them. One :class:`UserWarning` per call (per
+    ``fit``), naming the count, the smallest client and what is done; nothing
+    when every client holds at least ``n_clusters`` points. ``parameter``
+    names the estimator's setting in the message (``n_local_clusters`` for
+    :class:`KFED`). The warning points at the caller of ``fit``.
+    """
+    sizes = np.asarray(sizes)
+    small = int(np.count_nonzero(sizes < n_clusters))
+    if small:
+        warnings.warn(
+            f"{estimator}: {small} of {sizes.size} clients hold fewer points than {parameter}={n_clusters} "
+            f"(the smallest holds {int(sizes.min())}); each of them uses all its points as its local centres "
+            f"and so sends fewer than {n_clusters} centres.",
+            UserWarning,
+            stacklevel=3,
+        )
+    return small
 
 
 def local_clusters(
@@ -119,7 +144,7 @@ class OneShotFederatedKMeans(FederatedClusteringMixin):
     ----------
     n_clusters : int
         K, used both at the clients and at the server (MUFC App. M.2). A client
-        with fewer than K points uses all of them as centres.
+        with fewer than K points uses all of them as centres, and ``fit`` warns.
     weighted : bool, default=True
         Weight the server's K-means by the clients' counts.
     client_lloyd : bool, default=False
@@ -151,6 +176,11 @@ class OneShotFederatedKMeans(FederatedClusteringMixin):
     -----
     MUFC Alg. 1 adds quantization and secure aggregation to this scheme
     (:class:`fedlib.unlearn.MUFC`). Used in :doc:`/notebooks/foundations/kmeans`.
+
+    A client with fewer than K points cannot seed K distinct centres; it sends
+    all its points as centres, so the server pool holds fewer than K of its
+    centres. ``fit`` then issues one ``UserWarning`` saying how many clients
+    are affected; the result is otherwise well defined.
 
     References
     ----------
@@ -200,12 +230,20 @@ class OneShotFederatedKMeans(FederatedClusteringMixin):
         ValueError
             If ``parts`` does not partition the rows of ``X``, a client is
             empty, or ``n_clusters`` exceeds the number of points.
+
+        Warns
+        -----
+        UserWarning
+            Once per call, when some clients hold fewer points than
+            ``n_clusters``: the message gives how many, and each of them uses
+            all its points as local centres (fewer than K).
         """
         X = check_array(X)
         n = X.shape[0]
         k = check_n_clusters(self.n_clusters, n)
         parts = check_partition(parts, n)
         server_n_init = check_scalar(self.server_n_init, "server_n_init", "int", min_val=1)
+        _warn_small_clients([idx.size for idx in parts], k, "OneShotFederatedKMeans")
         streams = spawn_generators(self.random_state, len(parts) + 1)
         norms = row_norms_squared(X)
         centers, counts, local_labels = [], [], []

@@ -18,6 +18,7 @@ from fedlib._validation import (
 )
 from fedlib.cluster import FederatedClusteringMixin, KMeans, assign_to_nearest, kmeans_objective, local_clusters
 from fedlib.cluster._distance import row_norms_squared
+from fedlib.cluster._federated import _warn_small_clients
 from fedlib.cluster._kmeanspp import _kmeans_plusplus
 from fedlib.unlearn._ids import IdIndex
 from fedlib.unlearn._report import RemovalReport
@@ -91,11 +92,19 @@ class DCKMeans(FederatedClusteringMixin):
         ------
         ValueError
             If ``parts`` does not partition the rows or ``n_clusters`` exceeds the number of points.
+
+        Warns
+        -----
+        UserWarning
+            Once per call, when some leaves (clients) hold fewer points than
+            ``n_clusters``: the message gives how many; each such leaf keeps
+            all its points as its centres (fewer than K).
         """
         X = check_array(X)
         self._k = check_n_clusters(self.n_clusters, X.shape[0])
         self._root_n_init = check_scalar(self.root_n_init, "root_n_init", "int", min_val=1)
         parts = check_partition(parts, X.shape[0])
+        _warn_small_clients([idx.size for idx in parts], self._k, "DCKMeans")
         self._streams = spawn_generators(self.random_state, len(parts) + 1)
         self._X = [X[idx] for idx in parts]
         self._ids = [idx.copy() for idx in parts]

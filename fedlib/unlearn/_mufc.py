@@ -28,6 +28,7 @@ from fedlib.cluster import (
     kmeans_objective,
     local_clusters,
 )
+from fedlib.cluster._federated import _warn_small_clients
 from fedlib.cluster._kmeanspp import _kmeans_plusplus
 from fedlib.secagg import scma_params, secure_sparse_sum
 from fedlib.unlearn._ids import IdIndex
@@ -83,7 +84,8 @@ class MUFC(FederatedClusteringMixin):
     Parameters
     ----------
     n_clusters : int
-        K, at the clients and at the server (MUFC App. M.2).
+        K, at the clients and at the server (MUFC App. M.2). A client with
+        fewer than K points seeds all of them, and ``fit`` warns.
     gamma : float or None, default=None
         Quantization step γ; ``None`` gives MUFC's default ``1 / sqrt(n)`` (MUFC Fig. 3).
     client_lloyd : bool, default=False
@@ -199,6 +201,13 @@ class MUFC(FederatedClusteringMixin):
             For an unknown option, ``induced="own_sample"`` without
             ``server_data="uniform"``, a non-positive ``gamma``, or ``parts``
             that do not partition the rows.
+
+        Warns
+        -----
+        UserWarning
+            Once per call, when some clients hold fewer points than
+            ``n_clusters``: the message gives how many; each of them seeds all
+            its points as centres (fewer than K).
         """
         check_option(self.server_data, "server_data", _SERVER_DATA)
         check_option(self.induced, "induced", _INDUCED)
@@ -211,6 +220,7 @@ class MUFC(FederatedClusteringMixin):
         n = X.shape[0]
         k = check_n_clusters(self.n_clusters, n)
         parts = check_partition(parts, n)
+        _warn_small_clients([idx.size for idx in parts], k, "MUFC")
         if self.gamma is None:
             gamma = 1.0 / np.sqrt(n)
         else:

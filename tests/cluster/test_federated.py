@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import warnings
+
 import numpy as np
 import pytest
 from sklearn.exceptions import NotFittedError
@@ -149,9 +151,33 @@ def test_local_clusters_are_seeds_or_lloyd_and_nearest_labels():
     np.testing.assert_array_equal(labels, nearest(X, C))
 
 
-def test_a_client_with_fewer_than_k_points_sends_all_of_them():
+def test_a_client_with_fewer_than_k_points_sends_all_of_them_and_fit_warns():
     X, _ = make_blobs((30, 30), 2, random_state=2)
     parts = [np.arange(2), np.arange(2, 60)]
-    model = OneShotFederatedKMeans(4, random_state=0).fit(X, parts)
+    with pytest.warns(UserWarning, match="1 of 2 clients hold fewer points than n_clusters=4") as record:
+        model = OneShotFederatedKMeans(4, random_state=0).fit(X, parts)
+    assert len(record) == 1  # once per fit, not once per client
+    assert "the smallest holds 2" in str(record[0].message)
+    assert "uses all its points as its local centres" in str(record[0].message)
+    assert record[0].filename == __file__  # points at the caller of fit
     np.testing.assert_array_equal(np.sort(model.client_centers_[0], axis=0), np.sort(X[:2], axis=0))
     assert model.client_counts_[0].tolist() == [1, 1]
+
+
+def test_small_client_warning_counts_every_small_client_once_per_fit():
+    X, _ = make_blobs((30, 30), 2, random_state=2)
+    parts = [np.arange(2), np.arange(2, 5), np.arange(5, 60)]
+    model = OneShotFederatedKMeans(4, random_state=0)
+    for _ in range(2):
+        with pytest.warns(UserWarning, match="2 of 3 clients hold fewer points than n_clusters=4") as record:
+            model.fit(X, parts)
+        assert len(record) == 1
+
+
+def test_no_small_client_warning_when_every_client_holds_k_points():
+    X, _ = make_blobs((30, 30), 2, random_state=2)
+    parts = [np.arange(4), np.arange(4, 60)]  # exactly K points is enough for K centres
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", UserWarning)
+        model = OneShotFederatedKMeans(4, random_state=0).fit(X, parts)
+    assert model.client_centers_[0].shape == (4, 2)

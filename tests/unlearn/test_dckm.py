@@ -93,3 +93,11 @@ def test_dckm_not_fitted_and_bad_parameters(problem):
         DCKMeans(4, random_state=0).fit(X, parts).remove(0, parts[0])
     with pytest.raises(ValueError, match="client=99 should be <="):
         DCKMeans(4, random_state=0).fit(X, parts).remove(99, [0])
+
+
+def test_fit_warns_once_about_leaves_with_fewer_points_than_k():
+    X, _ = make_blobs((30, 30), 2, random_state=2)
+    parts = [np.arange(2), np.arange(2, 60)]
+    with pytest.warns(UserWarning, match="DCKMeans: 1 of 2 clients hold fewer points than n_clusters=3") as record:
+        DCKMeans(3, random_state=0).fit(X, parts)
+    assert len(record) == 1

@@ -199,3 +199,12 @@ def test_own_sample_induction_uses_each_points_server_sample(problem):
     assert np.mean(labels_a == labels_b) > 0.95
     with pytest.raises(ValueError, match="own_sample"):
         MUFC(K, induced="own_sample", server_data="weighted_centers").fit(X, parts)
+
+
+def test_fit_warns_once_about_clients_with_fewer_points_than_k():
+    X, _ = make_blobs((30, 30), 2, random_state=2)
+    parts = [np.arange(2), np.arange(2, 60)]
+    with pytest.warns(UserWarning, match="MUFC: 1 of 2 clients hold fewer points than n_clusters=3") as record:
+        model = MUFC(3, aggregation="plaintext", random_state=0).fit(X, parts)
+    assert len(record) == 1
+    assert len(model.client_centers_[0]) == 2
