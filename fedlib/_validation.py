@@ -208,7 +208,13 @@ def child_sequence(root: np.random.SeedSequence, *key: int) -> np.random.SeedSeq
 
 
 def check_array(X, *, name: str = "X", min_samples: int = 1, dtype=np.float64) -> NDArrayFloat:
-    """Return ``X`` as a C-contiguous 2-D float array with finite entries."""
+    """Return ``X`` as a C-contiguous 2-D float array with finite entries.
+
+    Complex input is refused (``TypeError``) rather than cast, which would drop
+    the imaginary part with only a ``ComplexWarning``.
+    """
+    if _holds_complex(X):
+        raise TypeError(f"{name} must be real, got complex values: the imaginary part would be dropped.")
     try:
         arr = np.asarray(X, dtype=dtype)
     except (TypeError, ValueError) as exc:
@@ -222,6 +228,17 @@ def check_array(X, *, name: str = "X", min_samples: int = 1, dtype=np.float64) -
     if not np.all(np.isfinite(arr)):
         raise ValueError(f"{name} contains NaN or infinity.")
     return np.ascontiguousarray(arr)
+
+
+def _holds_complex(X) -> bool:
+    """Whether array-like ``X`` is, or converts to, a complex array (ragged or non-numeric input: False)."""
+    dtype = getattr(X, "dtype", None)
+    if isinstance(dtype, np.dtype):
+        return dtype.kind == "c"
+    try:
+        return np.asarray(X).dtype.kind == "c"
+    except (TypeError, ValueError):
+        return False
 
 
 def check_sample_weight(sample_weight, n_samples: int) -> NDArrayFloat:

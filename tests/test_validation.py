@@ -313,3 +313,32 @@ def test_removal_entry_points_refuse_fractional_ids():
                                     concurrency=2, buffer=1)  # fmt: skip
     with pytest.raises(ValueError, match="whole numbers"):
         trainer.erase([0.5])
+
+
+# --- issue 11, item 7: complex input is refused, not truncated ------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    "X",
+    [
+        np.array([[1.0 + 2.0j, 0.0]]),
+        [[1.0, 2.0j]],
+        np.array([[1.0, 2.0]], dtype=np.complex64),
+    ],
+)
+def test_check_array_refuses_complex_input(X):
+    import warnings
+
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")  # no ComplexWarning on the way: refused before any cast
+        with pytest.raises(TypeError, match="X must be real, got complex values"):
+            check_array(X)
+
+
+def test_check_array_still_accepts_real_input_and_reports_bad_input_as_before():
+    assert check_array([[1, 2]]).dtype == np.float64
+    assert check_array(np.array([[1.0, 2.0]], dtype=np.float32)).dtype == np.float64
+    with pytest.raises(TypeError, match="array-like of numbers"):
+        check_array([[1.0], [1.0, 2.0]])
+    with pytest.raises(TypeError, match="array-like of numbers"):
+        check_array(np.array([[1 + 1j]], dtype=object))

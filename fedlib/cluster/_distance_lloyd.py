@@ -184,32 +184,91 @@ class OracleColumns:
 
 
 def assign_from_distances(distances: np.ndarray, sizes: NDArrayInt) -> NDArrayInt:
-    """Assign each point to its nearest cluster from ``d'`` (SecFC Alg. 1, lines 16-18).
+    """Assign each point to its nearest cluster from ``d'`` (SecFC Alg. 1, lines 16-18), exactly for integers.
 
-    The server divides, in the reals, ``d_{i,h} = d'_{i,h} / |S_h|²`` and
-    takes the nearest non-empty cluster, the lowest index on ties.
+    The nearest cluster minimises ``d_{i,h} = d'_{i,h} / |S_h|²``. For integer
+    ``d'`` (the quantized reference and SecFC's decoded values) the ratios are
+    compared exactly, ``d'_{i,h} |S_g|² < d'_{i,g} |S_h|²`` in integers, so
+    that two clusters whose ratios differ by less than float64 resolves
+    (``10**9 + 10**-8`` against ``10**9``) are still told apart: SecFC then
+    equals Lloyd on the quantized data exactly, not up to float rounding. The
+    comparison is a running argmin over the clusters (``k`` vectorised passes
+    over the points): float64 products decide every pair they provably can,
+    and Python integers decide the rest (products can pass 2**63). For float
+    ``d'`` (Lloyd on raw data) the ratios are compared in float64. Empty
+    clusters are never chosen; ties go to the lowest index.
 
     Parameters
     ----------
     distances : ndarray of shape (m, n_clusters)
-        ``d'_{i,h}``, integers or floats.
+        ``d'_{i,h}``: integers (int64 or Python ints in an object array),
+        compared exactly, or floats.
     sizes : ndarray of int of shape (n_clusters,)
         ``|S_h|``; an empty cluster (size 0) is never chosen.
 
     Returns
     -------
     ndarray of int64, shape (m,)
-        The new cluster of each point.
+        The new cluster of each point: the non-empty cluster with the least
+        ``d'_{i,h} / |S_h|²``, the lowest such index on ties (0 when every
+        cluster is empty).
 
     Examples
     --------
     >>> assign_from_distances(np.array([[4, 9], [36, 1]]), np.array([2, 1])).tolist()
     [0, 1]
+    >>> # 10**9 + 10**-8 against 10**9: equal in float64, told apart exactly
+    >>> assign_from_distances(np.array([[10**17 + 1, 10**9]]), np.array([10**4, 1])).tolist()
+    [1]
     """
-    with np.errstate(divide="ignore", invalid="ignore"):
-        real = np.asarray(distances, dtype=np.float64) / (sizes.astype(np.float64) ** 2)[None, :]
-    real[:, sizes == 0] = np.inf
-    return np.argmin(real, axis=1).astype(np.int64)
+    distances = np.asarray(distances)
+    sizes = np.asarray(sizes, dtype=np.int64)
+    m = distances.shape[0]
+    alive = np.flatnonzero(sizes > 0)
+    if np.issubdtype(distances.dtype, np.floating) or alive.size == 0:
+        with np.errstate(divide="ignore", invalid="ignore"):
+            real = distances.astype(np.float64) / (sizes.astype(np.float64) ** 2)[None, :]
+        real[:, sizes == 0] = np.inf
+        return np.argmin(real, axis=1).astype(np.int64)
+    exact = distances.dtype == object
+    square = [int(s) ** 2 for s in sizes.tolist()]  # Python ints: |S_h|² can pass 2**53
+    best = np.full(m, alive[0], dtype=np.int64)
+    best_d = distances[:, alive[0]].copy()
+    best_sq = np.full(m, square[alive[0]], dtype=object if exact else np.float64)
+    best_sq_int = np.full(m, square[alive[0]], dtype=object)
+    for g in alive[1:].tolist():
+        column = distances[:, g]
+        if exact:
+            closer = np.asarray(column * best_sq_int < best_d * square[g], dtype=bool)
+        else:
+            closer = _cross_less(column, square[g], best_d, best_sq, best_sq_int)
+        best[closer] = g
+        best_d[closer] = column[closer]
+        best_sq[closer] = square[g]
+        best_sq_int[closer] = square[g]
+    return best
+
+
+#: Relative error bound of a float64 product of two integers, each rounded to float64 first (3 roundings, 2**-53
+#: each), doubled for margin: a float difference larger than this fraction of the products decides the order.
+_PRODUCT_RTOL = 2.0**-50
+
+
+def _cross_less(a: NDArrayInt, a_sq: int, b: NDArrayInt, b_sq: np.ndarray, b_sq_int: np.ndarray) -> np.ndarray:
+    """``a / a_sq < b / b_sq`` elementwise, exactly, as ``a · b_sq < b · a_sq`` (all ``b_sq, a_sq > 0``).
+
+    float64 products decide every entry whose two products differ by more than
+    their rounding error; Python integers decide the others (near ties).
+    """
+    left = a.astype(np.float64) * b_sq
+    right = b.astype(np.float64) * float(a_sq)
+    gap = left - right
+    unsure = np.abs(gap) <= _PRODUCT_RTOL * np.maximum(np.abs(left), np.abs(right))
+    closer = gap < 0
+    idx = np.flatnonzero(unsure)
+    if idx.size:  # object arrays of Python ints: exact products of any size
+        closer[idx] = np.asarray(a[idx].astype(object) * b_sq_int[idx] < b[idx].astype(object) * a_sq, dtype=bool)
+    return closer
 
 
 def separate(seed_distances: np.ndarray, seeds: NDArrayInt) -> NDArrayInt:

@@ -10,6 +10,9 @@ import numpy as np
 from fedlib._typing import NDArrayFloat, NDArrayInt
 from fedlib._validation import check_array
 
+#: Largest bin coordinate |x/γ| accepted: differences of two coordinates, and a grid's B_t, then fit in int64.
+_MAX_BIN_COORDINATE = 2.0**61
+
 
 @dataclass(frozen=True, eq=False)
 class UniformGrid:
@@ -77,13 +80,16 @@ class UniformGrid:
 
         Raises
         ------
+        TypeError
+            If ``X`` is complex.
         ValueError
-            If ``gamma`` is not a positive finite number.
+            If ``gamma`` is not a positive finite number, or if some ``|x|/γ``
+            reaches 2**61, beyond the int64 bin coordinates.
         """
         X = check_array(X)
         if not gamma > 0 or not np.isfinite(gamma):
             raise ValueError(f"gamma={gamma} should be a positive finite number.")
-        cells = np.rint(X / gamma).astype(np.int64)
+        cells = _bin_coordinates(X, gamma)
         lo, hi = cells.min(axis=0), cells.max(axis=0)
         return cls(float(gamma), lo, tuple(int(b) for b in hi - lo + 1))
 
@@ -113,12 +119,13 @@ class UniformGrid:
         Raises
         ------
         ValueError
-            If ``X`` has the wrong dimension or a row lies outside the grid.
+            If ``X`` has the wrong dimension, if some ``|x|/γ`` reaches 2**61
+            (beyond the int64 bin coordinates), or if a row lies outside the grid.
         """
         X = check_array(X)
         if X.shape[1] != self.n_features:
             raise ValueError(f"X has n_features={X.shape[1]}, the grid has {self.n_features}.")
-        cells = np.rint(X / self.gamma).astype(np.int64) - self.offset
+        cells = _bin_coordinates(X, self.gamma) - self.offset
         outside = (cells < 0) | (cells >= np.asarray(self.shape))
         if outside.any():
             row = int(np.flatnonzero(outside.any(axis=1))[0])
@@ -219,3 +226,16 @@ class UniformGrid:
         """
         centers = self.centers(cells)
         return centers + rng.uniform(-self.gamma / 2, self.gamma / 2, size=centers.shape)
+
+
+def _bin_coordinates(X: NDArrayFloat, gamma: float) -> NDArrayInt:
+    """``rint(X / γ)`` as int64, refusing coordinates that do not fit (a tiny γ or a huge |x|)."""
+    with np.errstate(over="ignore"):
+        scaled = X / gamma
+    top = float(np.max(np.abs(scaled))) if scaled.size else 0.0
+    if not top < _MAX_BIN_COORDINATE:
+        raise ValueError(
+            f"x/γ overflows int64: the largest |x| = {float(np.max(np.abs(X))):.3g} with gamma={gamma:g} gives bin "
+            f"coordinate {top:.3g} >= 2**61. Use a larger quantization step gamma or rescale the data."
+        )
+    return np.rint(scaled).astype(np.int64)

@@ -8,7 +8,8 @@
   :class:`CorrectedDecoding`) and Shamir sharing, its one-segment
   case (:class:`Shamir`, over GF(2^521 − 1) by default so that a share holds a 256-bit key).
 - Polynomials over Python ints and the power-sum (Reed-Solomon syndrome) decoder of MUFC's SCMA.
-- Primes, uniform field elements, fixed-point quantization into the field and an overflow detector.
+- Primes, uniform field elements, fixed-point quantization into the field (and the features a scale
+  collapses) and a heuristic overflow detector.
 """
 
 from fedlib.field._field import PrimeField
@@ -38,7 +39,7 @@ from fedlib.field._poly import (
     solve_transposed_vandermonde,
 )
 from fedlib.field._prime import check_prime, is_prime, next_prime, random_field_elements
-from fedlib.field._quantize import FieldOverflowError, check_decoded, quantize, to_field
+from fedlib.field._quantize import FieldOverflowError, check_decoded, collapsed_features, quantize, to_field
 from fedlib.field._shamir import MERSENNE_521, Shamir
 
 __all__ = [
@@ -57,6 +58,7 @@ __all__ = [
     "check_decoded",
     "check_modulus",
     "check_prime",
+    "collapsed_features",
     "decode_power_sums",
     "determinant_mod",
     "is_prime",

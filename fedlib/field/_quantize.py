@@ -4,10 +4,12 @@ Secure protocols compute on integers modulo ``q``. Real data enters as
 ``floor(λx) mod q`` (SecFC App. A, Eq. (3)): negative numbers land in the upper
 half of the field. Arithmetic modulo ``q`` is exact; the only way it can go
 wrong is a *true* integer result of ``q/2`` or more, which cannot be told from
-a smaller or a negative one. :func:`check_decoded` catches such an overflow
-after the fact (an overflowed value is a random residue, above ``q/2`` half of
-the time); protocol-specific bounds that rule it out in advance live with the
-protocol (SecFC's in :mod:`fedlib.secagg`).
+a smaller or a negative one. :func:`check_decoded` flags such an overflow
+after the fact only when the residue lands above ``q/2`` (about half of the
+time): it is a heuristic that can miss wrap-around, never a certificate. The
+bounds that rule overflow out soundly, in advance, live with the protocol
+(SecFC's in :mod:`fedlib.secagg`). :func:`collapsed_features` finds the
+features a scale quantizes to (almost) nothing.
 """
 
 from __future__ import annotations
@@ -39,6 +41,8 @@ def quantize(X, scale: float) -> NDArrayInt:
 
     Raises
     ------
+    TypeError
+        If ``X`` is complex (the imaginary part would be dropped).
     ValueError
         If ``scale <= 0``.
     FieldOverflowError
@@ -51,10 +55,49 @@ def quantize(X, scale: float) -> NDArrayInt:
     """
     if not scale > 0:
         raise ValueError(f"scale (λ) = {scale} should be > 0.")
-    Y = np.floor(np.asarray(X, dtype=np.float64) * float(scale))
-    if Y.size and float(np.max(np.abs(Y))) >= 2.0**52:
-        raise FieldOverflowError(f"λ·x reaches {float(np.max(np.abs(Y))):.3g} >= 2**52 (scale λ={scale}).")
+    X = np.asarray(X)
+    if np.iscomplexobj(X):
+        raise TypeError(f"X must be real, got complex dtype {X.dtype}: quantize would drop the imaginary part.")
+    X = X.astype(np.float64, copy=False)
+    with np.errstate(over="ignore"):
+        Y = np.floor(X * float(scale))
+    if Y.size and not float(np.max(np.abs(Y))) < 2.0**52:
+        raise FieldOverflowError(
+            f"λ·x reaches {float(np.max(np.abs(Y))):.3g} >= 2**52 (scale λ={scale}, largest |x| = "
+            f"{float(np.max(np.abs(X))):.3g}): beyond the exact integers of float64; lower the scale λ."
+        )
     return Y.astype(np.int64)
+
+
+def collapsed_features(X, scale: float) -> NDArrayInt:
+    """Features that vary in ``X`` but whose whole range is below one quantization step ``1/λ``.
+
+    ``floor(λx)`` keeps at most two adjacent levels of such a feature (its
+    sign, at best), so a clustering of the quantized data barely sees it. A
+    constant feature is not counted: it carries nothing to lose.
+
+    Parameters
+    ----------
+    X : array-like of shape (n_samples, n_features)
+        Real data.
+    scale : float
+        The scale λ, > 0.
+
+    Returns
+    -------
+    ndarray of int64
+        Indices ``j`` with ``0 < λ (max_j − min_j) < 1``.
+
+    Examples
+    --------
+    >>> collapsed_features([[0.0, 0.0, 5.0], [0.05, 3.0, 5.0]], 10.0).tolist()
+    [0]
+    """
+    X = np.asarray(X, dtype=np.float64)
+    if X.size == 0:
+        return np.zeros(0, dtype=np.int64)
+    spread = np.max(X, axis=0) - np.min(X, axis=0)
+    return np.flatnonzero((spread > 0) & (spread * float(scale) < 1.0)).astype(np.int64)
 
 
 def to_field(X_int, q: int) -> NDArrayInt:
@@ -95,7 +138,11 @@ def check_decoded(values, q: int) -> NDArrayInt:
 
     A true value in ``[0, q/2)`` decodes to itself; a value that overflowed the
     field decodes to a residue that looks uniformly random, so the check fires
-    with probability about 1/2 per overflowed entry.
+    with probability about 1/2 per overflowed entry. It is a heuristic, not a
+    certificate: a true value in ``[q, 1.5q)`` decodes to ``v − q``, which is
+    as plausible as any, and passes. Only a bound known before decoding
+    (e.g. :func:`fedlib.secagg.check_scale`, :func:`fedlib.secagg.check_round`)
+    rules overflow out.
 
     Parameters
     ----------

@@ -10,7 +10,8 @@
 - SCMA, secure compressed multiset aggregation (MUFC Alg. 2), with zero-sum masks.
 - Lagrange coded sharing of data points (SecFC Phase 1, and its membership-private variant).
 - :class:`SecFC`, Lloyd's K-means on LCC-shared data (SecFC Alg. 1), its coded distance
-  oracle, its field :data:`SECFC_PRIME` and the overflow bound of its scale (SecFC App. A).
+  oracle, its field :data:`SECFC_PRIME` and the overflow bounds of its scale, in advance or per round
+  (SecFC App. A), and its optional per-feature scaling.
 """
 
 from fedlib.secagg._aggregator import SecureAggregator, SecureSum
@@ -28,7 +29,15 @@ from fedlib.secagg._graph import MaskingGraph, harary_graph
 from fedlib.secagg._lcc import share_all, share_every_index, share_points, split_segments
 from fedlib.secagg._leakage import leaked_partial_sums, strip_pairwise_masks, unmask_with_coalition
 from fedlib.secagg._masks import zero_sum_masks
-from fedlib.secagg._overflow import SECFC_PRIME, check_scale, distance_bound, max_safe_scale
+from fedlib.secagg._overflow import (
+    SECFC_PRIME,
+    check_radius,
+    check_round,
+    check_scale,
+    data_radius,
+    distance_bound,
+    max_safe_scale,
+)
 from fedlib.secagg._scma import (
     SCMAParams,
     SCMAResult,
@@ -55,7 +64,7 @@ from fedlib.secagg._secagg import (
     UnmaskingResponse,
 )
 from fedlib.secagg._secagg_round import PHASES, SecAggResult, secure_aggregate
-from fedlib.secagg._secfc import CodedDistances, SecFC, default_colluders
+from fedlib.secagg._secfc import CodedDistances, SecFC, default_colluders, feature_transform
 
 __all__ = [
     "PHASES",
@@ -85,10 +94,14 @@ __all__ = [
     "TamperedMessageError",
     "UnmaskingResponse",
     "agree",
+    "check_radius",
+    "check_round",
     "check_scale",
+    "data_radius",
     "default_colluders",
     "dense_secure_sum_bits",
     "distance_bound",
+    "feature_transform",
     "generate_keypair",
     "harary_graph",
     "leaked_partial_sums",

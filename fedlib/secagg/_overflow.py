@@ -7,14 +7,23 @@ stays below ``q/2``. Since ``μ_h − x_i`` is an average of differences of poin
 ``d' ≤ |S_h|² diam(X̄)² ≤ m² (2λR + √d)²`` for data of Euclidean norm at most
 ``R``: a bound every party can compute before the protocol starts, where the
 paper's ``q ≥ 2λ²D`` depends on the largest decoded distance ``D``, known only
-afterwards. :func:`check_scale` refuses a ``λ`` that breaks it;
-:func:`fedlib.field.check_decoded` catches an overflow at run time.
+afterwards. :func:`check_scale` refuses a ``λ`` that breaks it. Per round,
+``d'_{i,h} ≤ |S_h|² (2λR + √d)²`` with the public cluster sizes ``|S_h|``:
+:func:`check_round` certifies a round from that bound before any client
+computes, which allows a larger ``λ`` at the price of a run that can stop
+midway. No test on the decoded residues alone can be sound: a true ``d'`` in
+``[q, 1.5q)`` decodes to ``d' − q``, a plausible value
+(:func:`fedlib.field.check_decoded` only catches the overflows that land above
+``q/2``).
 """
 
 from __future__ import annotations
 
 import math
 
+import numpy as np
+
+from fedlib._typing import NDArrayInt
 from fedlib._validation import check_scalar
 from fedlib.field import FieldOverflowError
 
@@ -59,7 +68,7 @@ def max_safe_scale(n_samples: int, n_features: int, radius: float, q: int = SECF
     n_samples, n_features : int
         ``m`` and ``d``.
     radius : float
-        ``R``, a bound on every point's norm; 0 gives ``inf``.
+        ``R``, a finite bound on every point's norm; 0 gives ``inf``.
     q : int, default=SECFC_PRIME
         The prime.
 
@@ -72,7 +81,10 @@ def max_safe_scale(n_samples: int, n_features: int, radius: float, q: int = SECF
     ------
     FieldOverflowError
         If even ``λ → 0`` is unsafe (the ``√d`` rounding term alone is too
-        large: ``m² d ≥ q/2``).
+        large: ``m² d ≥ q/2``), or if the safe ``λ`` is below the smallest
+        positive float64 (``R`` beyond about 1e300).
+    ValueError
+        If ``radius`` is negative, NaN or infinite.
 
     Examples
     --------
@@ -81,6 +93,7 @@ def max_safe_scale(n_samples: int, n_features: int, radius: float, q: int = SECF
     """
     n_samples = check_scalar(n_samples, "n_samples", "int", min_val=1)
     n_features = check_scalar(n_features, "n_features", "int", min_val=1)
+    radius = check_radius(radius)
     room = math.sqrt((q - 1) / 2) / n_samples - math.sqrt(n_features)
     if room <= 0:
         raise FieldOverflowError(
@@ -89,9 +102,96 @@ def max_safe_scale(n_samples: int, n_features: int, radius: float, q: int = SECF
         )
     if radius <= 0:
         return math.inf
-    exact = room / (2.0 * radius)
-    step = 10.0 ** (math.floor(math.log10(exact)) - 2)
+    exact = room / 2.0 / radius  # not room / (2R): 2R overflows for R near float64's limit
+    step = 10.0 ** (math.floor(math.log10(exact)) - 2) if exact > 0 else 0.0
+    if not step > 0:
+        raise FieldOverflowError(
+            f"radius R={radius:.4g}: the largest safe scale λ = (√((q-1)/2)/m − √d) / (2R) = {exact:.3g} is below "
+            "what float64 can represent to 3 digits; rescale the data."
+        )
     return math.floor(exact / step * (1 - 1e-12)) * step
+
+
+def check_radius(radius: float) -> float:
+    """Return ``radius`` as a float if it is a finite number ``>= 0`` (the public norm bound ``R``).
+
+    Parameters
+    ----------
+    radius : float
+        ``R``.
+
+    Returns
+    -------
+    float
+        ``radius``.
+
+    Raises
+    ------
+    TypeError
+        If ``radius`` is not a real number.
+    ValueError
+        If it is negative, NaN or infinite.
+
+    Examples
+    --------
+    >>> check_radius(3)
+    3.0
+    """
+    radius = check_scalar(radius, "radius", "real", min_val=0.0)
+    if not math.isfinite(radius):
+        raise ValueError(
+            f"radius={radius} must be finite: R bounds every point's Euclidean norm, and the safe scale λ of "
+            "SecFC App. A is proportional to 1/R."
+        )
+    return radius
+
+
+def data_radius(X) -> float:
+    """The largest Euclidean norm of the rows of ``X``, without overflow for entries up to float64's limit.
+
+    ``max ||x||`` where ``||x||²`` itself would overflow (``|x| ≈ 1e300``) is
+    computed on ``X / max|x|`` and scaled back.
+
+    Parameters
+    ----------
+    X : ndarray of shape (m, d)
+        Finite points.
+
+    Returns
+    -------
+    float
+        ``R = max_i ||x_i||``, finite.
+
+    Raises
+    ------
+    ValueError
+        If the largest norm itself exceeds float64's largest value (about 1.8e308).
+
+    Examples
+    --------
+    >>> data_radius(np.array([[3.0, 4.0], [1.0, 0.0]]))
+    5.0
+    >>> data_radius(np.array([[3e300, 4e300]]))
+    5e+300
+    """
+    X = np.asarray(X, dtype=np.float64)
+    if X.size == 0:
+        return 0.0
+    with np.errstate(over="ignore"):
+        largest = float(np.max(np.einsum("ij,ij->i", X, X)))
+    if math.isfinite(largest) and largest > 1e-250:  # the plain formula: neither overflow nor underflow
+        return math.sqrt(largest)
+    top = float(np.max(np.abs(X)))
+    if top == 0.0:
+        return 0.0
+    Y = X / top
+    radius = top * math.sqrt(float(np.max(np.einsum("ij,ij->i", Y, Y))))
+    if not math.isfinite(radius):
+        raise ValueError(
+            f"the largest norm of the data overflows float64 (entries up to |x| = {top:.3g} in d = {X.shape[1]} "
+            "features): the radius R of the overflow bound is not a float; rescale the data."
+        )
+    return radius
 
 
 def check_scale(scale: float, n_samples: int, n_features: int, radius: float, q: int = SECFC_PRIME) -> float:
@@ -121,13 +221,18 @@ def check_scale(scale: float, n_samples: int, n_features: int, radius: float, q:
     ------
     FieldOverflowError
         If ``m² (2λR + √d)²`` is not below ``(q-1)/2``.
+    ValueError
+        If ``scale`` is not a finite positive number, or ``radius`` not a finite one ``>= 0``.
 
     Examples
     --------
     >>> check_scale(100.0, 1000, 20, 30.0)
     100.0
     """
-    scale = check_scalar(scale, "scale (λ)", "real", min_val=0.0, include_min=False)
+    scale = check_scalar(
+        scale, "scale (λ)", "real", min_val=0.0, include_min=False, max_val=math.inf, include_max=False
+    )
+    radius = check_radius(radius)
     bound = distance_bound(n_samples, n_features, radius, scale)
     if not bound < (q - 1) / 2:
         raise FieldOverflowError(
@@ -137,3 +242,64 @@ def check_scale(scale: float, n_samples: int, n_features: int, radius: float, q:
             f"{max_safe_scale(n_samples, n_features, radius, q):.4g}."
         )
     return scale
+
+
+def check_round(sizes: NDArrayInt, n_features: int, radius: float, scale: float, q: int = SECFC_PRIME) -> NDArrayInt:
+    """Certify one SecFC round before it runs: ``|S_h|² (2λR + √d)² < q/2`` for every cluster ``h``.
+
+    ``d'_{i,h} = ||Σ_{i'∈S_h} (x̄_{i'} − x̄_i)||² ≤ |S_h|² diam(X̄)²`` and
+    ``diam(X̄) ≤ 2λR + √d``, so a round whose clusters pass this test decodes
+    every ``d'`` exactly (SecFC App. A with ``D`` replaced by a bound from the
+    public cluster sizes). It is the per-round form of :func:`check_scale`
+    (which uses ``m ≥ |S_h|``): sound, and less conservative by about
+    ``(m / max_h |S_h|)²``, but known only once the clustering of the round is.
+
+    Parameters
+    ----------
+    sizes : ndarray of int of shape (n_clusters,)
+        ``|S_h|``, public in SecFC (the clustering is broadcast).
+    n_features : int
+        ``d``.
+    radius : float
+        ``R``, a bound on every point's Euclidean norm.
+    scale : float
+        ``λ``.
+    q : int, default=SECFC_PRIME
+        The prime.
+
+    Returns
+    -------
+    ndarray of int64
+        ``sizes``.
+
+    Raises
+    ------
+    FieldOverflowError
+        If some ``|S_h|² (2λR + √d)²`` is not below ``(q-1)/2``, naming the
+        cluster, the scale, ``q`` and the largest size the scale allows.
+
+    Examples
+    --------
+    >>> # m = 1000 points allow λ = 395 in advance; at λ = 1000 a round passes while no cluster exceeds 395
+    >>> check_round(np.array([250, 360, 390]), 20, 30.0, 1000.0).tolist()
+    [250, 360, 390]
+    """
+    sizes = np.asarray(sizes, dtype=np.int64)
+    diameter = 2.0 * scale * radius + math.sqrt(n_features)
+    half = (q - 1) / 2
+    largest = int(np.argmax(sizes)) if sizes.size else 0
+    s = int(sizes[largest]) if sizes.size else 0
+    bound = float(s) ** 2 * diameter**2
+    if not bound < half:
+        allowed = max(math.ceil(math.sqrt(half) / diameter) - 1, 0)
+        while allowed > 0 and not float(allowed) ** 2 * diameter**2 < half:
+            allowed -= 1
+        raise FieldOverflowError(
+            f"cluster {largest} has |S_h| = {s} points: at scale λ={scale} and radius R={radius:.4g} its decoded "
+            f"distances are bounded only by |S_h|²(2λR+√d)² = {s}²·(2·{scale}·{radius:.4g}+√{n_features})² = "
+            f"{bound:.4g}, which is not below q/2 = {q // 2} (SecFC App. A), so a d' that wrapped around GF({q}) "
+            f"could decode to a plausible wrong value. check_overflow='runtime' refuses the round: at this λ a "
+            f"cluster may hold at most {allowed} points. Lower the scale λ, or use check_overflow='bound', which "
+            "certifies every round in advance."
+        )
+    return sizes

@@ -20,6 +20,9 @@ from __future__ import annotations
 
 import math
 import time
+import warnings
+from collections.abc import Callable
+from functools import partial
 
 import numpy as np
 
@@ -42,9 +45,21 @@ from fedlib.cluster import (
     nearest_centre_labels,
 )
 from fedlib.cluster._distance_lloyd import N_STREAMS  # child 0 initialises, as in centralized_lloyd
-from fedlib.field import LagrangeCode, LimbMatrix, check_decoded, check_modulus, mulmod, quantize, sum_mod, to_field
+from fedlib.field import (
+    LagrangeCode,
+    LimbMatrix,
+    check_decoded,
+    check_modulus,
+    collapsed_features,
+    mulmod,
+    quantize,
+    sum_mod,
+    to_field,
+)
 from fedlib.secagg._lcc import share_all, share_every_index
-from fedlib.secagg._overflow import SECFC_PRIME, check_scale, max_safe_scale
+from fedlib.secagg._overflow import SECFC_PRIME, check_radius, check_round, check_scale, data_radius, max_safe_scale
+
+_FEATURE_SCALINGS = ("center", "standardize")
 
 
 class CodedDistances:
@@ -66,6 +81,12 @@ class CodedDistances:
         Clients that answer each round.
     rng : numpy.random.Generator
         Picks the responders.
+    round_check : callable or None, default=None
+        Called with the public cluster sizes ``|S_h|`` before every round; it
+        raises to refuse a round whose decoded distances are not certified to
+        stay below ``q/2`` (:func:`fedlib.secagg.check_round`). ``None``: no
+        check before the round (the caller has certified every round, e.g. by
+        :func:`fedlib.secagg.check_scale`).
 
     Attributes
     ----------
@@ -84,13 +105,22 @@ class CodedDistances:
         If the code's prime is not below 2**50.
     """
 
-    def __init__(self, code: LagrangeCode, shares: NDArrayInt, *, n_responders: int, rng: np.random.Generator) -> None:
+    def __init__(
+        self,
+        code: LagrangeCode,
+        shares: NDArrayInt,
+        *,
+        n_responders: int,
+        rng: np.random.Generator,
+        round_check: Callable[[NDArrayInt], object] | None = None,
+    ) -> None:
         self.code = code
         self.q = check_modulus(code.prime)
         self.shares = shares
         self.n_samples = shares.shape[1]
         self.n_responders = n_responders
         self.rng = rng
+        self.round_check = round_check
         self.share_sq = np.stack([sum_mod(mulmod(S, S, self.q), self.q) for S in shares])  # ||x̃_{i,j}||², once
         self._limbs: dict[int, LimbMatrix] = {}
         self.client_seconds: list[list[float]] = []
@@ -128,6 +158,8 @@ class CodedDistances:
 
     def __call__(self, labels: NDArrayInt, n_clusters: int) -> NDArrayInt:
         """One round: the responders' coded distances, decoded to ``d'`` (int64, shape ``(m, n_clusters)``)."""
+        if self.round_check is not None:
+            self.round_check(cluster_sizes(labels, n_clusters))  # before any client computes
         responders = [int(j) for j in self.rng.permutation(self.code.n_clients)[: self.n_responders]]
         responses = np.empty((len(responders), self.n_samples, n_clusters), dtype=np.int64)
         seconds = []
@@ -137,7 +169,7 @@ class CodedDistances:
             seconds.append(time.perf_counter() - start)
         start = time.perf_counter()
         decoded = self.code.decode(responses, responders, 2, targets="sum")
-        decoded = check_decoded(decoded, self.q)
+        decoded = check_decoded(decoded, self.q)  # a sanity check only: it cannot see every wrap-around
         self.server_seconds.append(time.perf_counter() - start)
         self.client_seconds.append(seconds)
         self.responders.append(responders)
@@ -160,10 +192,12 @@ class SecFC:
         the largest ``t`` with ``2ℓ+2t-1 ≤ n`` if that is smaller.
     scale : float or None, default=None
         ``λ`` of the quantization ``floor(λx)`` (App. A). ``None``: the largest
-        safe value, :func:`fedlib.secagg.max_safe_scale`.
+        safe value, :func:`fedlib.secagg.max_safe_scale` (``1`` when every
+        point is 0, where any ``λ`` is safe).
     radius : float or None, default=None
-        Public bound ``R`` on every point's Euclidean norm, used by the
-        overflow bound. ``None``: the largest norm in the data (a simulation
+        Public bound ``R`` on every point's Euclidean norm (after
+        ``feature_scaling``), used by the overflow bounds; the data must
+        respect it. ``None``: the largest norm in the data (a simulation
         shortcut: in deployment it must be agreed in advance).
     prime : int, default=SECFC_PRIME
         ``q``, a prime below 2**50 (``2**50 - 27`` by default).
@@ -179,9 +213,31 @@ class SecFC:
         Share every index from every client (Sec. 6, Eqs. (4)-(6)) so that the
         ownership of indices stays private; the clustering is the same.
     check_overflow : {"bound", "runtime"}, default="bound"
-        ``"bound"``: refuse a ``scale`` whose public bound ``m²(2λR+√d)²``
-        reaches ``q/2``. ``"runtime"``: skip that check and rely on the
-        detector that every decoded value is below ``q/2``.
+        ``"bound"``: refuse, before the protocol starts, a ``scale`` whose
+        public bound ``m²(2λR+√d)²`` reaches ``q/2``
+        (:func:`fedlib.secagg.check_scale`); every round is then exact.
+        ``"runtime"``: certify each round before it runs from the public
+        cluster sizes, ``|S_h|²(2λR+√d)² < q/2`` for every ``h``
+        (:func:`fedlib.secagg.check_round`), and refuse the first round that
+        fails. Also sound, and it admits a ``λ`` larger by up to about
+        ``m / max_h |S_h|``, but the run can stop midway. Neither mode ever
+        uses a wrapped-around ``d'``; the check that every decoded value lies
+        below ``q/2`` (:func:`fedlib.field.check_decoded`) runs in both as a
+        sanity check, and alone it would not be sound (a true ``d'`` in
+        ``[q, 1.5q)`` decodes to a plausible value).
+    feature_scaling : {None, "center", "standardize"}, default=None
+        Per-feature rescaling before quantization. ``None``: the data as
+        given. ``"center"``: subtract each feature's mean; distances are
+        unchanged (only the quantization grid moves), and a feature that is
+        large only through an offset no longer inflates ``R`` and shrinks
+        ``λ``. ``"standardize"``: also divide each feature by its standard
+        deviation (features with none are left as they are): this **changes
+        the metric**, the clustering is K-means on the standardized features.
+        In deployment the pooled means and deviations take one secure
+        aggregation of the clients' per-feature sums and sums of squares, and
+        are then known to every party; the simulation computes them from
+        ``X``. A warning suggests this option when the scale collapses
+        features. Not part of SecFC, which quantizes the raw data (App. A).
     random_state : int, numpy.random.Generator or None, default=None
         An int gives the same initialisation as
         :func:`fedlib.cluster.centralized_lloyd` with that ``random_state``.
@@ -199,7 +255,11 @@ class SecFC:
     scale_ : float
         ``λ`` used.
     radius_ : float
-        ``R`` used by the overflow bound.
+        ``R`` used by the overflow bound (of the rescaled data).
+    feature_offset_ : ndarray of shape (n_features,)
+        Subtracted from every feature before quantization (zeros unless ``feature_scaling``).
+    feature_divisor_ : ndarray of shape (n_features,)
+        Then divided by (ones unless ``feature_scaling="standardize"``).
     federated_loss_ : float
         K-means objective of the final clustering on the raw data, each point
         charged to the mean of its cluster; an evaluation the simulation can
@@ -254,6 +314,7 @@ class SecFC:
         n_responders: int | None = None,
         membership_privacy: bool = False,
         check_overflow: str = "bound",
+        feature_scaling: str | None = None,
         random_state: SeedLike = None,
     ) -> None:
         self.n_clusters = n_clusters
@@ -267,6 +328,7 @@ class SecFC:
         self.n_responders = n_responders
         self.membership_privacy = membership_privacy
         self.check_overflow = check_overflow
+        self.feature_scaling = feature_scaling
         self.random_state = random_state
 
     def fit(self, X, parts) -> SecFC:
@@ -286,13 +348,25 @@ class SecFC:
 
         Raises
         ------
+        TypeError
+            If ``X`` is not real (complex data is refused, not truncated).
         ValueError
             If ``n_clients < 2ℓ+2t-1`` or ``n_responders`` lies outside
             ``[2ℓ+2t-1, n_clients]`` (SecFC Theorem 1), if ``t = 0`` (no privacy) or ``t >= n_clients``,
-            or if ``parts`` does not partition the rows.
+            if ``parts`` does not partition the rows, if ``radius`` is infinite or
+            below the largest norm of the data, or if that norm overflows float64.
         fedlib.field.FieldOverflowError
             With ``check_overflow="bound"``, if ``scale`` can overflow GF(q);
-            with ``"runtime"``, if a decoded distance did.
+            with ``"runtime"``, at the first round that the cluster sizes do
+            not certify (:func:`fedlib.secagg.check_round`).
+
+        Warns
+        -----
+        RuntimeWarning
+            If the scale collapses features: a feature that varies but whose
+            whole range is below one quantization step ``1/λ``
+            (:func:`fedlib.field.collapsed_features`), typically because one
+            large or offset feature sets ``R``; ``feature_scaling`` is the remedy.
         """
         X = check_array(X)
         m, d = X.shape
@@ -322,30 +396,49 @@ class SecFC:
                 f"(SecFC Theorem 1) and n_clients={n}."
             )
         check_option(self.check_overflow, "check_overflow", ("bound", "runtime"))
+        offset, divisor = feature_transform(X, self.feature_scaling)
+        Z = (X - offset) / divisor if self.feature_scaling is not None else X
+        norm = data_radius(Z)
         if self.radius is None:
-            radius = float(np.sqrt(np.max(np.einsum("ij,ij->i", X, X))))
+            radius = norm
         else:
-            radius = check_scalar(self.radius, "radius", "real", min_val=0.0)
+            radius = check_radius(self.radius)
+            if norm > radius * (1 + 1e-12):  # each client can check its own points against the public R
+                raise ValueError(
+                    f"radius={self.radius!r} is below the largest norm of the data, {norm:.6g}: the overflow bound "
+                    "m²(2λR+√d)² would not hold. radius must bound every point's Euclidean norm"
+                    + (" after feature_scaling." if self.feature_scaling is not None else ".")
+                )
         if self.scale is None:
             scale = max_safe_scale(m, d, radius, q)
+            if math.isinf(scale):  # R = 0: every point is 0, and any λ quantizes it to 0
+                scale = 1.0
         else:
-            scale = check_scalar(self.scale, "scale", "real", min_val=0.0, include_min=False)
+            scale = check_scalar(
+                self.scale, "scale", "real", min_val=0.0, include_min=False, max_val=math.inf, include_max=False
+            )
         if self.check_overflow == "bound":
             check_scale(scale, m, d, radius, q)
+            round_check = None  # implied: |S_h| <= m in every round
+        else:
+            round_check = partial(check_round, n_features=d, radius=radius, scale=scale, q=q)
+        _warn_collapsed(Z, scale, radius)
         init_rng, share_rng, network_rng = spawn_generators(self.random_state, N_STREAMS)
 
         start = time.perf_counter()
-        X_field = to_field(quantize(X, scale), q)
+        X_field = to_field(quantize(Z, scale), q)
         share = share_every_index if self.membership_privacy else share_all
         shares = share(code, X_field, parts, random_state=share_rng)
         self.sharing_seconds_ = time.perf_counter() - start
 
-        oracle = CodedDistances(code, shares, n_responders=n_responders, rng=network_rng)
+        oracle = CodedDistances(code, shares, n_responders=n_responders, rng=network_rng, round_check=round_check)
         run = distance_lloyd(oracle, k, init=self.init, max_iter=self.max_iter, random_state=init_rng)
         self.code_ = code
         self.n_features_in_ = d
         self.scale_ = scale
         self.radius_ = radius
+        self.feature_offset_ = offset
+        self.feature_divisor_ = divisor
         self.run_ = run
         self.labels_ = run.labels
         self.n_iter_ = run.n_iter
@@ -374,13 +467,15 @@ class SecFC:
         ``Σ_{i∈S_h} f_i`` has degree ``ℓ+t-1``, so the coded centres
         ``μ̃_{h,j}`` of ``ℓ+t`` clients determine it; its values at
         ``β_1..β_ℓ`` are the segments of ``Σ_{i∈S_h} x̄_i``. Dividing by
-        ``λ |S_h|`` (in the reals) gives the centres. Not part of Alg. 1: the
+        ``λ |S_h|`` (in the reals) gives the centres, mapped back through
+        ``feature_scaling`` to the units of the data. Not part of Alg. 1: the
         paper keeps centres secret unless the clients choose to reveal them.
 
         Returns
         -------
         ndarray of shape (n_clusters, n_features)
-            The quantized means divided by ``λ``; NaN rows for empty clusters.
+            The quantized means divided by ``λ`` (times ``feature_divisor_``,
+            plus ``feature_offset_``); NaN rows for empty clusters.
 
         Raises
         ------
@@ -388,6 +483,10 @@ class SecFC:
             Before :meth:`fit`.
         """
         check_is_fitted(self, "labels_")
+        return self._scaled_centers() * self.feature_divisor_ + self.feature_offset_
+
+    def _scaled_centers(self) -> NDArrayFloat:
+        """The revealed centres in the rescaled units the clustering used."""
         code = self.code_
         k = self._coded_sums.shape[1]
         segments = code.decode(self._coded_sums, self._reveal_clients, 1)  # (ℓ, k, width)
@@ -398,6 +497,8 @@ class SecFC:
 
     def predict(self, X) -> NDArrayInt:
         """Nearest revealed centre (:meth:`reveal_centers`) for each row of ``X``: this reveals the centres.
+
+        Distances are measured after ``feature_scaling``, as in the clustering.
 
         Parameters
         ----------
@@ -417,8 +518,13 @@ class SecFC:
             If ``X`` has a different number of features than the fitted data.
         """
         check_is_fitted(self, "labels_")
-        centers = self.reveal_centers()
+        centers = self._scaled_centers()
         alive = np.flatnonzero(~np.isnan(centers).any(axis=1))  # an empty cluster is nobody's nearest centre
+        X = check_array(X)
+        if X.shape[1] != self.n_features_in_:
+            raise ValueError(f"X has n_features={X.shape[1]}, the model was fitted with {self.n_features_in_}.")
+        if self.feature_scaling is not None:
+            X = (X - self.feature_offset_) / self.feature_divisor_
         return alive[nearest_centre_labels(X, centers[alive])]
 
     @property
@@ -426,6 +532,65 @@ class SecFC:
         """Clusterings from the initial one to the last (``run_.history``)."""
         check_is_fitted(self, "run_")
         return self.run_.history
+
+
+def feature_transform(X: NDArrayFloat, feature_scaling: str | None) -> tuple[NDArrayFloat, NDArrayFloat]:
+    """Offset and divisor of SecFC's ``feature_scaling``: the data enter as ``(X − offset) / divisor``.
+
+    Parameters
+    ----------
+    X : ndarray of shape (m, d)
+        The pooled data (in deployment: per-feature sums and sums of squares,
+        securely aggregated).
+    feature_scaling : {None, "center", "standardize"}
+        ``None``: zeros and ones. ``"center"``: the feature means and ones.
+        ``"standardize"``: the means and the standard deviations (1 where a
+        feature is constant).
+
+    Returns
+    -------
+    offset, divisor : ndarray of shape (d,)
+        What to subtract, then what to divide by.
+
+    Raises
+    ------
+    ValueError
+        For another ``feature_scaling``.
+
+    Examples
+    --------
+    >>> offset, divisor = feature_transform(np.array([[0.0, 1.0], [2.0, 1.0]]), "standardize")
+    >>> offset.tolist(), divisor.tolist()
+    ([1.0, 1.0], [1.0, 1.0])
+    """
+    d = X.shape[1]
+    if feature_scaling is None:
+        return np.zeros(d), np.ones(d)
+    check_option(feature_scaling, "feature_scaling", _FEATURE_SCALINGS)
+    offset = X.mean(axis=0)
+    if feature_scaling == "center":
+        return offset, np.ones(d)
+    std = X.std(axis=0)
+    return offset, np.where(std > 0, std, 1.0)
+
+
+def _warn_collapsed(Z: NDArrayFloat, scale: float, radius: float) -> None:
+    """Warn when ``scale`` leaves some varying feature less than one quantization step of range (issue 11, item 8)."""
+    lost = collapsed_features(Z, scale)
+    if lost.size == 0:
+        return
+    spread = np.max(Z[:, lost], axis=0) - np.min(Z[:, lost], axis=0)
+    worst = int(lost[np.argmax(spread)])
+    warnings.warn(
+        f"quantizing with scale λ={scale:.3g} collapses {lost.size} of {Z.shape[1]} features (e.g. feature {worst}, "
+        f"range {float(spread.max()):.3g}): each one's whole range is below one quantization step 1/λ = "
+        f"{1 / scale:.3g}, so floor(λx) keeps at most two levels of it and the clustering barely sees it. λ is "
+        f"limited by the radius R = {radius:.3g} (the largest norm), which one large or offset feature can set. "
+        "Pass feature_scaling='center' (subtracts the feature means; same distances) or "
+        "feature_scaling='standardize' (unit variance per feature; changes the metric), or rescale the features.",
+        RuntimeWarning,
+        stacklevel=3,
+    )
 
 
 def default_colluders(n_clients: int, n_segments: int = 1) -> int:

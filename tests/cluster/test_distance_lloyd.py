@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import math
 from fractions import Fraction
 
 import numpy as np
@@ -201,3 +202,90 @@ def test_max_iter_caps_the_rounds():
     X, _ = _blobs(300, 2, 5, 3.0, 0)
     run = distance_lloyd(FloatDistances(X), 5, init="random_assignment", max_iter=1, random_state=0)
     assert run.n_iter == 1 and not run.converged and len(run.history) == 2
+
+
+# --- exact assignment (issue 11, item 4) ----------------------------------------------------------------------
+
+
+def _fraction_argmin(row, sizes):
+    """Brute force: the non-empty cluster with the least ``Fraction(d'_h, |S_h|²)``, the lowest index on ties."""
+    alive = [h for h in range(len(sizes)) if sizes[h] > 0]
+    return min(alive, key=lambda h: (Fraction(int(row[h]), int(sizes[h]) ** 2), h))
+
+
+def _greedy_squares(n, d):
+    """``d`` non-negative ints, the first dominant, whose squares add up to ``n``."""
+    out = []
+    while n:
+        a = math.isqrt(n)
+        out.append(a)
+        n -= a * a
+    assert len(out) <= d
+    return out + [0] * (d - len(out))
+
+
+def float_tie_data(size_a=6, size_b=7, n_features=12):
+    """Integer points where point 0's two ratios ``d'/|S|²`` differ by ``1/(36·49)`` but are the same float64.
+
+    Point 0 (the origin) and five others form cluster 1 (``|S_1| = 6``), seven points cluster 0; ``d'_{0,0} = N_B``
+    and ``d'_{0,1} = N_A`` with ``36 N_B − 49 N_A = 1``, so cluster 1 is nearer by exactly ``1/1764``, while
+    ``float(N_A)/36 == float(N_B)/49``. Every ``d'`` stays below ``2**49 < q/2``.
+    """
+    a2, b2 = size_a**2, size_b**2
+    n_b = (2**48 // b2) * b2 + pow(a2, -1, b2)  # a2 · n_b ≡ 1 (mod b2)
+    while True:
+        n_a = (a2 * n_b - 1) // b2
+        if float(n_a) / a2 == float(n_b) / b2:
+            break
+        n_b += b2
+    t_a, t_b = np.array(_greedy_squares(n_a, n_features)), np.array(_greedy_squares(n_b, n_features))
+    cluster_a = [t_a // (size_a - 1)] * (size_a - 2) + [t_a - (size_a - 2) * (t_a // (size_a - 1))]
+    cluster_b = [t_b // size_b] * (size_b - 1) + [t_b - (size_b - 1) * (t_b // size_b)]
+    X = np.array([np.zeros(n_features, dtype=np.int64), *cluster_a, *cluster_b], dtype=np.int64)
+    labels = np.array([1] * size_a + [0] * size_b)
+    return X, labels, n_a, n_b
+
+
+def test_assignment_is_exact_where_the_float_ratios_tie():
+    # (10**17 + 1) / 10**4² = 10**9 + 10**-8 against 10**9 / 1²: equal in float64, cluster 1 nearer exactly
+    distances = np.array([[10**17 + 1, 10**9], [10**17, 10**9], [10**9, 10**17 + 1]], dtype=np.int64)
+    sizes = np.array([10**4, 1])
+    assert float(distances[0, 0]) / 1e8 == float(distances[0, 1])  # the float comparison cannot see it
+    # row 1 is an exact tie (lowest index wins); in row 2 the roles are swapped
+    assert assign_from_distances(distances, sizes).tolist() == [1, 0, 0]
+    assert [_fraction_argmin(row, sizes) for row in distances.tolist()] == [1, 0, 0]
+
+
+def test_integer_lloyd_step_is_exact_where_the_float_ratios_tie():
+    """One Lloyd step of the integer reference on points whose two ratios tie in float64 (issue 11, item 4)."""
+    X, labels, n_a, n_b = float_tie_data()
+    oracle = PlainIntegerDistances(X)
+    distances = oracle(labels, 2)
+    assert distances[0].tolist() == [n_b, n_a] and 36 * n_b - 49 * n_a == 1
+    run = distance_lloyd(oracle, 2, init=labels, max_iter=1)
+    assert run.history[1][0] == 1  # d'_{0,1}/36 < d'_{0,0}/49 exactly; the float argmin said 0
+    sizes = np.bincount(labels)
+    assert run.history[1].tolist() == [_fraction_argmin(row, sizes) for row in distances.tolist()]
+
+
+def _near_ties(data, m, k):
+    """Distances ``d'_h = r |S_h|² + δ`` with a shared ``r`` and ``δ ∈ {-1, 0, 1}``: ties and near ties."""
+    sizes = np.array(data.draw(st.lists(st.integers(0, 10**6), min_size=k, max_size=k).filter(any)), dtype=np.int64)
+    rows = []
+    for _ in range(m):
+        r = data.draw(st.integers(0, 2**62 // 10**12))
+        rows.append([max(0, r * int(s) ** 2 + data.draw(st.integers(-1, 1))) for s in sizes.tolist()])
+    return np.array(rows, dtype=np.int64), sizes
+
+
+@given(st.integers(1, 8), st.integers(1, 6), st.booleans(), st.data())
+def test_assignment_equals_the_fraction_argmin_on_large_values_and_near_ties(m, k, near, data):
+    """Exact on int64 ``d'`` up to 2**62 and sizes up to 10**6 (products far past int64), ties to the lowest index."""
+    if near:
+        distances, sizes = _near_ties(data, m, k)
+    else:
+        distances = data.draw(arrays(np.int64, (m, k), elements=st.integers(0, 2**62)))
+        sizes = data.draw(arrays(np.int64, k, elements=st.integers(0, 10**6)).filter(lambda s: s.any()))
+    got = assign_from_distances(distances, sizes)
+    assert got.dtype == np.int64
+    assert got.tolist() == [_fraction_argmin(row, sizes.tolist()) for row in distances.tolist()]

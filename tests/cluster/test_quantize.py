@@ -101,3 +101,30 @@ def test_points_outside_the_grid_and_bad_indices_raise():
         grid.cells_of([0])
     with pytest.raises(ValueError, match=r"bin index 4 outside"):
         grid.cells_of([4])
+
+
+# --- issue 11, item 7: x/γ beyond int64 is named as such ------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    ("X", "gamma", "top"),
+    [
+        (np.array([[0.5, -1.0], [2.0, 0.25]]), 1e-300, r"2"),  # a tiny step
+        (np.array([[1e200, 0.0], [0.0, 1.0]]), 0.1, r"1e\+200"),  # a huge coordinate
+    ],
+)
+def test_bin_coordinates_beyond_int64_are_refused_naming_gamma_and_the_largest_value(X, gamma, top):
+    # these gave "row 0 lies outside the quantization grid", or a grid of shape (1, 1) without an error
+    with pytest.raises(ValueError, match=rf"x/γ overflows int64: the largest \|x\| = {top} with gamma={gamma:g}"):
+        UniformGrid.from_data(X, gamma)
+
+
+def test_a_query_point_beyond_int64_is_refused_as_overflow():
+    grid = UniformGrid.from_data([[0.0], [1.0]], 0.5)
+    with pytest.raises(ValueError, match=r"x/γ overflows int64: the largest \|x\| = 1e\+300 with gamma=0.5"):
+        grid.cells([[0.5], [1e300]])
+
+
+def test_grids_refuse_complex_points():
+    with pytest.raises(TypeError, match="complex"):
+        UniformGrid.from_data(np.array([[1.0 + 1.0j]]), 0.5)

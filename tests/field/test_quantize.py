@@ -9,7 +9,7 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from fedlib.field import FieldOverflowError, check_decoded, quantize, signed, to_field
+from fedlib.field import FieldOverflowError, check_decoded, collapsed_features, quantize, signed, to_field
 
 Q = 2**50 - 27
 
@@ -64,3 +64,27 @@ def test_detector_fires_on_about_half_of_overflowed_values():
     assert 0.45 < flagged.mean() < 0.55
     with pytest.raises(FieldOverflowError, match=f"{int(flagged.sum())} decoded values"):
         check_decoded(np.mod(true, Q), Q)
+
+
+# --- issue 11, items 7 and 8 ------------------------------------------------------------------------------------
+
+
+def test_quantize_refuses_complex_data():
+    with pytest.raises(TypeError, match="X must be real, got complex dtype complex128"):
+        quantize(np.array([[1.0 + 2.0j]]), 10.0)
+
+
+def test_quantize_overflow_names_the_scale_and_the_largest_value():
+    with pytest.raises(
+        FieldOverflowError, match=r"λ·x reaches inf >= 2\*\*52 \(scale λ=1e\+300, largest \|x\| = 1e\+10\)"
+    ):
+        quantize([[1e10, 1.0]], 1e300)
+
+
+def test_collapsed_features_are_those_whose_range_is_below_one_step():
+    X = np.array([[0.0, 0.0, 5.0, -0.04], [0.05, 3.0, 5.0, 0.04]])
+    # feature 0 spans 0.05 < 1/10, feature 3 spans 0.08 < 1/10 (two levels, -1 and 0), feature 2 is constant
+    assert collapsed_features(X, 10.0).tolist() == [0, 3]
+    assert quantize(X, 10.0)[:, 3].tolist() == [-1, 0]
+    assert collapsed_features(X, 100.0).tolist() == []
+    assert collapsed_features(np.zeros((0, 3)), 1.0).tolist() == []

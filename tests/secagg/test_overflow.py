@@ -10,7 +10,7 @@ from hypothesis import assume, given
 from hypothesis import strategies as st
 
 from fedlib.field import FieldOverflowError, quantize
-from fedlib.secagg import SECFC_PRIME, check_scale, distance_bound, max_safe_scale
+from fedlib.secagg import SECFC_PRIME, check_round, check_scale, data_radius, distance_bound, max_safe_scale
 
 Q = SECFC_PRIME
 
@@ -84,3 +84,56 @@ def test_max_safe_scale_for_the_papers_settings():
         max_safe_scale(10.0, 2, 1.0, Q)
     with pytest.raises(ValueError, match=r"scale \(λ\)=0.0 should be > 0"):
         check_scale(0.0, 10, 2, 1.0, Q)
+
+
+# --- issue 11, items 3 and 7 --------------------------------------------------------------------------------------
+
+
+def test_round_check_is_the_bound_with_the_largest_cluster_size():
+    d, radius, scale = 20, 30.0, 1000.0
+    diameter = 2 * scale * radius + math.sqrt(d)
+    allowed = math.isqrt((Q - 1) // 2) // math.ceil(diameter)  # a safe size, by a little
+    assert check_round(np.array([allowed, 3]), d, radius, scale, Q).tolist() == [allowed, 3]
+    too_many = math.ceil(math.sqrt((Q - 1) / 2) / diameter)
+    assert too_many**2 * diameter**2 >= (Q - 1) / 2
+    with pytest.raises(FieldOverflowError, match=rf"cluster 1 has \|S_h\| = {too_many} points.*at most {too_many - 1}"):
+        check_round(np.array([3, too_many]), d, radius, scale, Q)
+
+
+@given(sizes=st.lists(st.integers(0, 10**4), min_size=1, max_size=6), scale=st.floats(1e-2, 1e4))
+def test_a_certified_round_decodes_below_half_q(sizes, scale):
+    """The round bound never certifies a size whose worst-case d' reaches q/2 (and it is what check_scale uses)."""
+    d, radius = 7, 3.0
+    worst = max(sizes) ** 2 * (2 * scale * radius + math.sqrt(d)) ** 2
+    if worst < (Q - 1) / 2:
+        check_round(np.array(sizes), d, radius, scale, Q)
+    else:
+        with pytest.raises(FieldOverflowError):
+            check_round(np.array(sizes), d, radius, scale, Q)
+    # the a-priori bound is the round bound at |S_h| = m
+    m = max(max(sizes), 1)
+    assert distance_bound(m, d, radius, scale) == pytest.approx(m**2 * (2 * scale * radius + math.sqrt(d)) ** 2)
+
+
+def test_infinite_radius_or_scale_is_refused_clearly():
+    # issue 11, item 7: an infinite R (data with |x| ≈ 1e300) gave "math domain error"
+    with pytest.raises(ValueError, match=r"radius=inf must be finite"):
+        max_safe_scale(100, 3, math.inf, Q)
+    with pytest.raises(ValueError, match=r"radius=inf must be finite"):
+        check_scale(1.0, 100, 3, math.inf, Q)
+    with pytest.raises(ValueError, match=r"scale \(λ\)=inf should be < inf"):
+        check_scale(math.inf, 100, 3, 0.0, Q)
+    assert max_safe_scale(100, 3, 1e300, Q) == pytest.approx(largest_safe_scale(100, 3, 1e300, Q), rel=1e-9)
+    tiny = max_safe_scale(100, 3, 1.7e308, Q)  # 2R overflows float64; the scale does not
+    assert 0 < tiny < 1e-300 and check_scale(tiny, 100, 3, 1.7e308, Q) == tiny
+
+
+def test_data_radius_does_not_overflow():
+    X = np.array([[3e300, 4e300], [1.0, 0.0]])
+    assert data_radius(X) == pytest.approx(5e300)
+    assert data_radius(np.zeros((3, 2))) == 0.0
+    assert data_radius(np.array([[3e-200, 4e-200]])) == pytest.approx(5e-200)
+    Y = np.random.default_rng(0).normal(size=(50, 4))
+    assert data_radius(Y) == float(np.sqrt(np.max(np.einsum("ij,ij->i", Y, Y))))  # the plain formula when it is safe
+    with pytest.raises(ValueError, match="largest norm of the data overflows float64"):
+        data_radius(np.full((2, 4), 1.5e308))

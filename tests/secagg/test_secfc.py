@@ -13,7 +13,7 @@ from sklearn.exceptions import NotFittedError
 from fedlib.cluster import PlainIntegerDistances, centralized_lloyd, kmeans_objective
 from fedlib.data import iid_partition, make_blobs
 from fedlib.field import DecodingError, FieldOverflowError, LagrangeCode, quantize, to_field
-from fedlib.secagg import SECFC_PRIME, CodedDistances, SecFC, default_colluders, share_all
+from fedlib.secagg import SECFC_PRIME, CodedDistances, SecFC, default_colluders, max_safe_scale, share_all
 
 
 def _blobs(m, d, k, std, seed):
@@ -115,9 +115,9 @@ def test_bad_parameters_raise(kwargs, n, error, match):
         SecFC(2, random_state=0, **kwargs).fit(X, iid_partition(100, n, random_state=0))
 
 
-def test_runtime_detector_catches_an_overflowing_scale():
+def test_runtime_check_refuses_an_overflowing_scale_before_the_round():
     X, _ = _blobs(500, 20, 4, 1.0, 0)
-    with pytest.raises(FieldOverflowError, match="above q/2"):
+    with pytest.raises(FieldOverflowError, match=r"\|S_h\| = 125 points: at scale λ=100000.0.*at most 3 points"):
         SecFC(4, scale=1e5, check_overflow="runtime", random_state=0).fit(X, iid_partition(500, 10))
 
 
@@ -200,3 +200,183 @@ def test_no_colluders_means_no_privacy_and_is_refused():
     parts = iid_partition(60, 5, random_state=0)
     with pytest.raises(ValueError, match="t = 0 gives no privacy"):
         SecFC(n_clusters=2, n_colluders=0, random_state=0).fit(X, parts)
+
+
+# --- issue 11, item 3: a wrapped-around d' must never be used -------------------------------------------------
+
+
+def _wrap_example():
+    """200 points at 0, 260 at 1, one at −182512 (scale 1), and a clustering under which d' wraps around GF(q)."""
+    X = np.array([[0.0]] * 200 + [[1.0]] * 260 + [[-182512.0]])
+    labels = np.ones(461, dtype=np.int64)
+    labels[200:205] = 0
+    labels[460] = 0  # the outlier and five ones in cluster 0, the rest in cluster 1
+    return X, labels
+
+
+def test_the_wrap_example_decodes_to_a_plausible_wrong_value():
+    """The signed-range test alone cannot see it: d'_{460,1} = 6.1 q decodes to 0.13 q, below q/2."""
+    X, labels = _wrap_example()
+    exact = PlainIntegerDistances(quantize(X, 1.0))(labels, 2)
+    assert SECFC_PRIME <= exact[460, 1] and np.mod(exact[460, 1], SECFC_PRIME) < SECFC_PRIME // 2
+    assert centralized_lloyd(X, 2, scale=1.0, init=labels, max_iter=1).labels[460] == 0  # the exact answer
+
+
+def test_runtime_check_refuses_a_round_whose_distances_could_wrap_around():
+    # issue 11, item 3: check_overflow="runtime" returned label 1 for the outlier, without an error
+    X, labels = _wrap_example()
+    parts = iid_partition(461, 5, random_state=0)
+    with pytest.raises(FieldOverflowError, match=r"cluster 1 has \|S_h\| = 455 points.*λ=1\.0.*q/2 = 562949953421298"):
+        SecFC(2, scale=1.0, check_overflow="runtime", init=labels, max_iter=1, random_state=0).fit(X, parts)
+
+
+def test_bound_check_refuses_the_wrap_example_naming_the_scale_and_q():
+    X, labels = _wrap_example()
+    parts = iid_partition(461, 5, random_state=0)
+    with pytest.raises(FieldOverflowError, match=r"scale λ=1\.0 can overflow GF\(1125899906842597\).*largest safe λ"):
+        SecFC(2, scale=1.0, init=labels, max_iter=1, random_state=0).fit(X, parts)
+
+
+def test_runtime_check_allows_a_larger_scale_and_stays_exact():
+    """Per round the bound uses the public cluster sizes instead of m: a scale "bound" refuses can run, exactly."""
+    X, _ = _blobs(800, 5, 4, 1.0, 3)
+    parts = iid_partition(800, 7, random_state=0)
+    radius = float(np.max(np.linalg.norm(X, axis=1)))
+    scale = 1.8 * max_safe_scale(800, 5, radius)  # certified per round while every cluster has < 800/1.8 points
+    with pytest.raises(FieldOverflowError, match="largest safe λ"):
+        SecFC(4, scale=scale, random_state=1).fit(X, parts)
+    model = SecFC(4, scale=scale, check_overflow="runtime", random_state=1).fit(X, parts)
+    reference = centralized_lloyd(X, 4, scale=scale, random_state=1)
+    for ours, theirs in zip(model.history_, reference.history, strict=True):
+        np.testing.assert_array_equal(ours, theirs)
+
+
+def test_a_radius_below_the_data_norm_is_refused():
+    X, _ = _blobs(100, 4, 2, 1.0, 0)
+    norm = float(np.max(np.linalg.norm(X, axis=1)))
+    with pytest.raises(ValueError, match=r"radius=1\.0 is below the largest norm of the data"):
+        SecFC(2, radius=1.0, random_state=0).fit(X, iid_partition(100, 5, random_state=0))
+    assert SecFC(2, radius=norm, random_state=0).fit(X, iid_partition(100, 5, random_state=0)).radius_ == norm
+
+
+# --- issue 11, item 4: the server's argmin is exact -----------------------------------------------------------
+
+
+def _float_tie_data():
+    """The near-tie points of tests/cluster/test_distance_lloyd.py (one construction, loaded from that file)."""
+    import importlib.util
+    from pathlib import Path
+
+    path = Path(__file__).parents[1] / "cluster" / "test_distance_lloyd.py"
+    spec = importlib.util.spec_from_file_location("_distance_lloyd_tests", path)
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module.float_tie_data()
+
+
+def test_coded_lloyd_step_is_exact_where_the_float_ratios_tie():
+    """Decoded d' whose ratios d'/|S|² differ by 1/1764 but tie in float64: the server picks the nearer cluster."""
+    from fedlib.cluster import distance_lloyd
+
+    X_int, labels, n_a, n_b = _float_tie_data()
+    parts = iid_partition(len(X_int), 5, random_state=0)
+    code = LagrangeCode(n_clients=5, n_segments=1, n_masks=1, prime=SECFC_PRIME)
+    shares = share_all(code, to_field(X_int, SECFC_PRIME), parts, random_state=0)
+    oracle = CodedDistances(code, shares, n_responders=5, rng=np.random.default_rng(0))
+    run = distance_lloyd(oracle, 2, init=labels, max_iter=1)
+    assert run.distances[0].tolist() == [n_b, n_a]
+    assert run.history[1][0] == 1  # n_a/36 < n_b/49 exactly; the float argmin chose 0
+
+
+# --- issue 11, item 7: clear refusals -------------------------------------------------------------------------
+
+
+def test_complex_data_is_refused():
+    X, _ = _blobs(60, 3, 2, 1.0, 0)
+    with pytest.raises(TypeError, match="complex"):
+        SecFC(2, random_state=0).fit(X + 1j, iid_partition(60, 5, random_state=0))
+
+
+def test_all_zero_data_is_clustered_with_any_scale():
+    """R = 0: every λ is safe and every x̄ is 0; SecFC uses λ = 1 instead of refusing an infinite λ."""
+    X = np.zeros((30, 2))
+    parts = iid_partition(30, 5, random_state=0)
+    with pytest.warns(RuntimeWarning, match="fewer distinct"):
+        model = SecFC(2, random_state=0).fit(X, parts)
+    assert model.scale_ == 1.0 and model.radius_ == 0.0
+    np.testing.assert_array_equal(model.run_.distances, 0)
+    with pytest.warns(RuntimeWarning, match="fewer distinct"):
+        np.testing.assert_array_equal(model.labels_, centralized_lloyd(X, 2, scale=1.0, random_state=0).labels)
+
+
+def test_huge_coordinates_get_a_finite_radius_and_a_tiny_scale():
+    # issue 11, item 7: |x| ≈ 1e300 made ||x||² overflow to inf and max_safe_scale fail with "math domain error"
+    X, _ = _blobs(60, 3, 2, 1.0, 0)
+    parts = iid_partition(60, 5, random_state=0)
+    model = SecFC(2, random_state=0).fit(X * 1e300, parts)
+    assert np.isfinite(model.radius_) and 0 < model.scale_ < 1e-290
+    reference = SecFC(2, random_state=0).fit(X, parts)
+    np.testing.assert_array_equal(model.labels_, reference.labels_)  # the same grid, up to a factor of 1e300
+    with pytest.raises(ValueError, match=r"radius=inf must be finite"):
+        SecFC(2, radius=np.inf, random_state=0).fit(X, parts)
+    with pytest.raises(ValueError, match=r"largest norm of the data overflows float64"):
+        SecFC(2, random_state=0).fit(np.full((60, 4), 1.5e308), parts)
+
+
+# --- issue 11, item 8: quantization that collapses features ----------------------------------------------------
+
+
+def _offset_problem():
+    """Four Gaussians in [20, 40]^10 (σ = 1), feature 0 shifted by 10**9: one feature a billion times the rest."""
+    from fedlib.data import make_gaussian_mixture
+
+    ds = make_gaussian_mixture(600, 10, 4, cluster_std=1.0, center_box=(20.0, 40.0), random_state=0)
+    X = ds.X.copy()
+    X[:, 0] += 1e9
+    return X, ds.y, iid_partition(600, 7, random_state=0)
+
+
+@pytest.mark.filterwarnings("ignore:X has fewer distinct")  # every point quantizes to the same one
+def test_a_collapsing_scale_warns_and_names_the_option():
+    from fedlib.cluster import clustering_accuracy
+
+    X, y, parts = _offset_problem()
+    with pytest.warns(RuntimeWarning, match=r"collapses 10 of 10 features.*feature_scaling='center'.*'standardize'"):
+        model = SecFC(4, random_state=0).fit(X, parts)
+    assert clustering_accuracy(y, model.labels_) < 0.5  # every informative feature became one level
+
+
+def test_ordinary_data_does_not_warn():
+    import warnings
+
+    X, _ = _blobs(300, 6, 3, 2.0, 0)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        SecFC(3, random_state=0).fit(X, iid_partition(300, 6, random_state=0))
+
+
+@pytest.mark.parametrize("feature_scaling", ["center", "standardize"])
+def test_feature_scaling_recovers_the_accuracy(feature_scaling):
+    import warnings
+
+    from fedlib.cluster import clustering_accuracy
+
+    X, y, parts = _offset_problem()
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        model = SecFC(4, feature_scaling=feature_scaling, random_state=0).fit(X, parts)
+    mean = X.mean(axis=0)
+    divisor = X.std(axis=0) if feature_scaling == "standardize" else np.ones(10)
+    np.testing.assert_array_equal(model.feature_offset_, mean)
+    np.testing.assert_array_equal(model.feature_divisor_, divisor)
+    Z = (X - mean) / divisor
+    # Theorem 1 on the rescaled data, and the float baseline on the same rescaled data from the same seed
+    quantized = centralized_lloyd(Z, 4, scale=model.scale_, random_state=0)
+    np.testing.assert_array_equal(model.labels_, quantized.labels)
+    float_lloyd = centralized_lloyd(Z, 4, random_state=0)
+    assert clustering_accuracy(y, model.labels_) >= clustering_accuracy(y, float_lloyd.labels) - 0.01
+    assert clustering_accuracy(y, model.labels_) > 0.95
+    # centres come back in the original units, and predict uses the metric the clustering used
+    means = np.stack([X[model.labels_ == h].mean(axis=0) for h in range(4)])
+    np.testing.assert_allclose(model.reveal_centers(), means, rtol=0, atol=(divisor / model.scale_).max() * 1.01)
+    np.testing.assert_array_equal(model.predict(X), model.labels_)
