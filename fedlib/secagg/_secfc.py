@@ -68,8 +68,10 @@ class CodedDistances:
     Every call is one round. ``n_responders`` clients, chosen at random each
     round (``rng``), compute and send their ``m × k`` coded distances; the
     server decodes from the first ``R = 2ℓ+2t-1`` and checks the others
-    against the decoded polynomial. Per-round times are recorded per client
-    and for the server.
+    against the decoded polynomial, or, with ``correct_errors``, locates and
+    drops up to ``⌊(n_responders − R)/2⌋`` corrupted responses
+    (:meth:`fedlib.field.LagrangeCode.decode_correcting`). Per-round times are
+    recorded per client and for the server.
 
     Parameters
     ----------
@@ -87,6 +89,9 @@ class CodedDistances:
         stay below ``q/2`` (:func:`fedlib.secagg.check_round`). ``None``: no
         check before the round (the caller has certified every round, e.g. by
         :func:`fedlib.secagg.check_scale`).
+    correct_errors : bool, default=False
+        Correct up to ``⌊(n_responders − R)/2⌋`` corrupted responses per round
+        (Berlekamp-Welch) instead of raising at the first inconsistency.
 
     Attributes
     ----------
@@ -98,6 +103,9 @@ class CodedDistances:
         Per round, the server's decoding time.
     responders : list of list of int
         The clients that answered each round.
+    corrupted : list of list of int
+        Per round, the clients whose responses were found corrupted and dropped
+        (always empty without ``correct_errors``).
 
     Raises
     ------
@@ -113,6 +121,7 @@ class CodedDistances:
         n_responders: int,
         rng: np.random.Generator,
         round_check: Callable[[NDArrayInt], object] | None = None,
+        correct_errors: bool = False,
     ) -> None:
         self.code = code
         self.q = check_modulus(code.prime)
@@ -121,11 +130,13 @@ class CodedDistances:
         self.n_responders = n_responders
         self.rng = rng
         self.round_check = round_check
+        self.correct_errors = correct_errors
         self.share_sq = np.stack([sum_mod(mulmod(S, S, self.q), self.q) for S in shares])  # ||x̃_{i,j}||², once
         self._limbs: dict[int, LimbMatrix] = {}
         self.client_seconds: list[list[float]] = []
         self.server_seconds: list[float] = []
         self.responders: list[list[int]] = []
+        self.corrupted: list[list[int]] = []
 
     def client_response(self, j: int, labels: NDArrayInt, n_clusters: int) -> NDArrayInt:
         """Client ``j``'s message: ``d̃_{i,h,j}`` for all ``(i, h)`` (SecFC Alg. 1, lines 9-11).
@@ -168,11 +179,16 @@ class CodedDistances:
             responses[r] = self.client_response(j, labels, n_clusters)
             seconds.append(time.perf_counter() - start)
         start = time.perf_counter()
-        decoded = self.code.decode(responses, responders, 2, targets="sum")
+        if self.correct_errors:  # the random combination of coordinates comes from OS entropy, not the seeded rng
+            result = self.code.decode_correcting(responses, responders, 2, targets="sum")
+            decoded, corrupted = result.values, result.corrupted
+        else:
+            decoded, corrupted = self.code.decode(responses, responders, 2, targets="sum"), []
         decoded = check_decoded(decoded, self.q)  # a sanity check only: it cannot see every wrap-around
         self.server_seconds.append(time.perf_counter() - start)
         self.client_seconds.append(seconds)
         self.responders.append(responders)
+        self.corrupted.append(corrupted)
         return decoded
 
 
@@ -209,6 +225,11 @@ class SecFC:
         Clients that answer each round (a random subset each time, as with
         stragglers); ``None``: all ``n``. Decoding uses ``2ℓ+2t-1`` of them;
         the rest are checked for consistency.
+    correct_errors : bool, default=False
+        Each round, locate and drop up to ``⌊(n_responders − 2ℓ−2t+1)/2⌋``
+        corrupted responses (Reed-Solomon decoding, LCC's ``N ≥ R + 2A``; Yu
+        et al. 2019, Theorem 1) instead of raising
+        :class:`fedlib.field.DecodingError`; who was dropped is in ``corrupted_``.
     membership_privacy : bool, default=False
         Share every index from every client (Sec. 6, Eqs. (4)-(6)) so that the
         ownership of indices stays private; the clustering is the same.
@@ -274,6 +295,8 @@ class SecFC:
         Rounds spent on K-means++ seeds (0 for other inits).
     responders_ : list of list of int
         The clients that answered each round.
+    corrupted_ : list of list of int
+        Per round, the responders whose corrupted responses were dropped.
     upload_elements_per_round_ : int
         Field elements each client sends per round: ``k m``.
 
@@ -314,6 +337,7 @@ class SecFC:
         n_responders: int | None = None,
         membership_privacy: bool = False,
         check_overflow: str = "bound",
+        correct_errors: bool = False,
         feature_scaling: str | None = None,
         random_state: SeedLike = None,
     ) -> None:
@@ -328,6 +352,7 @@ class SecFC:
         self.n_responders = n_responders
         self.membership_privacy = membership_privacy
         self.check_overflow = check_overflow
+        self.correct_errors = correct_errors
         self.feature_scaling = feature_scaling
         self.random_state = random_state
 
@@ -431,7 +456,10 @@ class SecFC:
         shares = share(code, X_field, parts, random_state=share_rng)
         self.sharing_seconds_ = time.perf_counter() - start
 
-        oracle = CodedDistances(code, shares, n_responders=n_responders, rng=network_rng, round_check=round_check)
+        oracle = CodedDistances(
+            code, shares, n_responders=n_responders, rng=network_rng, round_check=round_check,
+            correct_errors=bool(self.correct_errors),
+        )  # fmt: skip
         run = distance_lloyd(oracle, k, init=self.init, max_iter=self.max_iter, random_state=init_rng)
         self.code_ = code
         self.n_features_in_ = d
@@ -450,6 +478,7 @@ class SecFC:
         ]
         self.n_seed_rounds_ = n_seed_rounds
         self.responders_ = oracle.responders
+        self.corrupted_ = oracle.corrupted
         self.upload_elements_per_round_ = k * m
         # What revealing the centres needs (SecFC Sec. 7): the coded sums of the final clusters at ℓ+t clients.
         onehot = membership_matrix(run.labels, k).toarray()

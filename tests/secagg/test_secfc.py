@@ -183,8 +183,16 @@ def test_a_corrupted_client_response_is_caught_by_the_extra_responders():
     code = LagrangeCode(n_clients=6, n_segments=1, n_masks=1, prime=SECFC_PRIME)
     shares = share_all(code, to_field(quantize(X, 5.0), SECFC_PRIME), parts, random_state=0)
     oracle = OneLiar(code, shares, n_responders=6, rng=np.random.default_rng(0))
-    with pytest.raises(DecodingError, match="disagree"):
+    with pytest.raises(DecodingError, match="disagree") as caught:
         oracle(np.arange(40) % 2, 2)
+    # issue 11, item 6: the liar may be among the first R, so no client may be named as the culprit
+    assert "clients [" not in str(caught.value)
+    # With N = 6 >= R + 2 = 5 responders one corrupted response is located and dropped.
+    correcting = OneLiar(code, shares, n_responders=6, rng=np.random.default_rng(0), correct_errors=True)
+    labels = np.arange(40) % 2
+    decoded = correcting(labels, 2)
+    assert np.array_equal(decoded, PlainIntegerDistances(quantize(X, 5.0))(labels, 2))
+    assert correcting.corrupted == [[3]]
 
 
 def test_not_fitted():
