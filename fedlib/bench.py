@@ -1,11 +1,21 @@
-"""Timing helpers for benchmarks: medians and ratios against a reference measured in the same run."""
+"""Timing helpers for benchmarks: medians and ratios against a reference measured in the same run.
+
+Also the SCMA benchmark (MUFC Alg. 2 at the FEMNIST sample's shape), stage by stage:
+``python -m fedlib.bench``.
+"""
 
 from __future__ import annotations
 
+import math
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass
 
 import numpy as np
+
+from fedlib._typing import SeedLike
+from fedlib._validation import check_random_state
+from fedlib.field import random_field_elements
 
 
 def speed_ratios(candidates: dict[str, Callable[[], object]], *, reference: str, repeat: int = 5) -> dict[str, float]:
@@ -45,3 +55,345 @@ def speed_ratios(candidates: dict[str, Callable[[], object]], *, reference: str,
             samples[name].append(time.perf_counter() - start)
     medians = {name: float(np.median(ts)) for name, ts in samples.items()}
     return {name: medians[reference] / medians[name] for name in candidates}
+
+
+@dataclass(frozen=True)
+class SCMATimings:
+    """Seconds of one SCMA round (MUFC Alg. 2), stage by stage: :func:`scma_round_timings`.
+
+    Parameters
+    ----------
+    n_clients : int
+        ``L``.
+    n_clusters : int
+        ``K``, the most non-zeros per client.
+    support : int
+        ``m``, the non-zeros of the sum (at most ``KL``).
+    prime_bits : int
+        ``ceil(log2 p)``.
+    params : float
+        :func:`fedlib.secagg.scma_params`, that is the search for the prime.
+    masks : float
+        :func:`fedlib.secagg.zero_sum_masks` for every client.
+    encode : float
+        :func:`fedlib.secagg.scma_encode`, all clients one after another.
+    encode_slowest : float
+        The slowest client's encoding (clients encode in parallel).
+    aggregate : float
+        :func:`fedlib.secagg.scma_aggregate`.
+    locator : float
+        Berlekamp-Massey: the polynomial ``prod (x - j)`` of the support.
+    roots : float
+        Its roots: measured when ``roots_measured``, else a lower bound.
+    roots_measured : bool
+        ``False`` when ``roots`` is a lower bound: the first exponentiation of
+        :func:`fedlib.field.poly_roots`, ``(x + a)^((p-1)/D)`` modulo the locator
+        (about ``log2 p`` squarings of its degree), timed on a few squarings.
+    magnitudes : float
+        The counts ``q_j`` at the roots (multipoint evaluation).
+    check : float
+        Recomputing all ``2T`` syndromes of the result.
+    """
+
+    n_clients: int
+    n_clusters: int
+    support: int
+    prime_bits: int
+    params: float
+    masks: float
+    encode: float
+    encode_slowest: float
+    aggregate: float
+    locator: float
+    roots: float
+    roots_measured: bool
+    magnitudes: float
+    check: float
+
+    @property
+    def decode(self) -> float:
+        """The server's decoding: locator, roots, magnitudes and check."""
+        return self.locator + self.roots + self.magnitudes + self.check
+
+    @property
+    def total(self) -> float:
+        """The round end to end: parameters, masks, every client's encoding, aggregation and decoding."""
+        return self.params + self.masks + self.encode + self.aggregate + self.decode
+
+
+def random_sparse_clients(
+    n_clients: int, n_clusters: int, *, n_bins: int, n_samples: int, random_state: SeedLike = 0
+) -> list[dict[int, int]]:
+    """Client count vectors as MUFC makes them: ``n_clusters`` distinct bins each, uniform over ``1..n_bins``.
+
+    Each client spreads ``max(K, n_samples // n_clients)`` points over its bins
+    (multinomial, at least one per bin), as :func:`fedlib.experiments.mufc.scma_round_cost`
+    does, but with bins drawn over the whole grid, however large.
+
+    Parameters
+    ----------
+    n_clients : int
+        ``L``.
+    n_clusters : int
+        ``K``, non-zeros per client; at most ``n_bins``.
+    n_bins : int
+        ``B^d``.
+    n_samples : int
+        ``n``, the points of all clients together.
+    random_state : int, numpy.random.Generator or None, default=0
+        Draws the bins and the counts.
+
+    Returns
+    -------
+    list of dict of int to int
+        One ``{bin: count}`` per client.
+
+    Raises
+    ------
+    ValueError
+        If ``n_clusters`` is not between 1 and ``n_bins``.
+    """
+    if not 1 <= n_clusters <= n_bins:
+        raise ValueError(f"n_clusters={n_clusters} distinct bins cannot be drawn from n_bins={n_bins}.")
+    rng = check_random_state(random_state)
+    per_client = max(n_clusters, n_samples // n_clients)
+    clients = []
+    for _ in range(n_clients):
+        bins: set[int] = set()
+        while len(bins) < n_clusters:
+            bins.update(1 + v for v in random_field_elements(n_bins, n_clusters - len(bins), random_state=rng))
+        split = rng.multinomial(per_client - n_clusters, np.ones(n_clusters) / n_clusters) + 1
+        clients.append(dict(zip(sorted(bins), split.tolist(), strict=True)))
+    return clients
+
+
+def scma_round_timings(
+    client_counts: Sequence[Mapping[int, int]],
+    *,
+    n_samples: int,
+    n_bins: int,
+    n_clusters: int,
+    time_roots: bool = True,
+    random_state: SeedLike = 0,
+) -> SCMATimings:
+    """Time one SCMA round (MUFC Alg. 2) stage by stage, on FLINT, and check it returns the plain sum.
+
+    Parameters
+    ----------
+    client_counts : sequence of mapping of int to int
+        ``q^(l)`` of every client.
+    n_samples : int
+        ``n`` for :func:`fedlib.secagg.scma_params`; at least the points held.
+    n_bins : int
+        ``B^d``.
+    n_clusters : int
+        ``K``.
+    time_roots : bool, default=True
+        Find the roots of the locator. ``False`` replaces that step by its
+        lower bound (see :class:`SCMATimings`) and goes on from the true
+        support, which the benchmark knows: for FEMNIST's full support the
+        root finding alone runs for hours.
+    random_state : int, numpy.random.Generator or None, default=0
+        Draws the masks.
+
+    Returns
+    -------
+    SCMATimings
+        The seconds of every stage.
+
+    Raises
+    ------
+    RuntimeError
+        If the decoded sum differs from the plain sum (a bug), or (without
+        ``time_roots``) the locator's roots are not the bins of the plain sum.
+    ImportError
+        When python-flint is not installed.
+
+    References
+    ----------
+    C. Pan, J. Sima, S. Prakash, V. Rana, O. Milenkovic. "Machine Unlearning of
+    Federated Clusters", ICLR 2023, Alg. 2 and App. C.
+    """
+    from fedlib.field import _poly
+    from fedlib.secagg import scma_aggregate, scma_encode, scma_params, zero_sum_masks
+
+    _poly._use_flint("flint")
+    start = time.perf_counter()
+    params = scma_params(n_samples=n_samples, n_bins=n_bins, n_clusters=n_clusters, n_clients=len(client_counts))
+    t_params = time.perf_counter() - start
+    p = params.prime
+    start = time.perf_counter()
+    masks = zero_sum_masks(len(client_counts), params.n_syndromes, p, random_state=random_state)
+    t_masks = time.perf_counter() - start
+    messages, t_clients = [], []
+    for counts, mask in zip(client_counts, masks, strict=True):
+        start = time.perf_counter()
+        messages.append(scma_encode(counts, params, mask, backend="flint"))
+        t_clients.append(time.perf_counter() - start)
+    start = time.perf_counter()
+    syndromes = scma_aggregate(messages, params)
+    t_aggregate = time.perf_counter() - start
+    plain: dict[int, int] = {}
+    for counts in client_counts:
+        for j, q in counts.items():
+            plain[int(j)] = plain.get(int(j), 0) + int(q)
+    ctx = _poly._flint_ctx(p)
+    start = time.perf_counter()
+    locator = _poly._locator_flint(syndromes, ctx)
+    t_locator = time.perf_counter() - start
+    if time_roots:
+        start = time.perf_counter()
+        support = _poly._roots_flint(locator, ctx)
+        t_roots = time.perf_counter() - start
+    else:
+        support = sorted(plain)
+        if locator.degree() != len(support) or any(int(v) for v in locator.multipoint_evaluate(support)):
+            raise RuntimeError("the locator's roots are not the bins of the plain sum")
+        t_roots = _exponentiation_seconds(locator, ctx, random_state)
+    start = time.perf_counter()
+    values = _poly._transposed_vandermonde_flint(support, syndromes[: len(support)], ctx, master=locator)
+    total = _poly._check_magnitudes(support, values)
+    t_magnitudes = time.perf_counter() - start
+    start = time.perf_counter()
+    _poly._check_syndromes_flint(syndromes, total, ctx)
+    t_check = time.perf_counter() - start
+    if total != dict(sorted(plain.items())):
+        raise RuntimeError("SCMA decoded a different sum than the plain sum")  # a bug if it ever fires
+    return SCMATimings(
+        n_clients=len(client_counts),
+        n_clusters=n_clusters,
+        support=len(support),
+        prime_bits=params.element_bits,
+        params=t_params,
+        masks=t_masks,
+        encode=float(sum(t_clients)),
+        encode_slowest=max(t_clients),
+        aggregate=t_aggregate,
+        locator=t_locator,
+        roots=t_roots,
+        roots_measured=time_roots,
+        magnitudes=t_magnitudes,
+        check=t_check,
+    )
+
+
+def _exponentiation_seconds(locator, ctx, random_state: SeedLike) -> float:
+    """Seconds of the one exponentiation every root finding of ``locator`` starts with, from timed squarings.
+
+    :func:`fedlib.field.poly_roots` (FLINT) raises ``x + a`` to the power
+    ``(p - 1)/D`` modulo the locator (``D`` the smooth part of ``p - 1`` it uses,
+    1 for degree 3 or less), one squaring per bit. One squaring is timed as the
+    difference between ``pow_mod`` to the powers ``2**6`` and ``2**2``, over 4.
+    """
+    from fedlib.field import _poly
+
+    p = int(ctx.modulus())
+    order = math.prod(_poly._smooth_factors(p)) if locator.degree() > 3 else 1
+    g = ctx(random_field_elements(p, locator.degree(), random_state=check_random_state(random_state)))
+    seconds = []
+    for k in (2, 6):
+        start = time.perf_counter()
+        g.pow_mod(2**k, locator)
+        seconds.append(time.perf_counter() - start)
+    return max(seconds[1] - seconds[0], 0.0) / 4 * (((p - 1) // order).bit_length() - 1)
+
+
+def femnist_grid() -> tuple[int, int]:
+    """``(n, B^d)`` of the FEMNIST sample as MUFC runs on it (100 largest writers, ``gamma = 1/sqrt(n)``).
+
+    The grid is :class:`fedlib.cluster.UniformGrid` over the scaled sample, as in
+    :meth:`fedlib.unlearn.MUFC.fit`; a stand-in of the same shape (with a
+    warning) when the data cannot be had.
+
+    Returns
+    -------
+    tuple of int
+        The number of images and the number of bins.
+    """
+    from fedlib.cluster import UniformGrid
+    from fedlib.data import load_or_standin, scale_max_abs
+    from fedlib.experiments.mufc import FEMNIST_WRITERS, largest_groups
+
+    ds = load_or_standin("femnist_sample")
+    rows = largest_groups(ds.extras["user_index"], FEMNIST_WRITERS) if "user_index" in ds.extras else None
+    X = scale_max_abs(ds.X if rows is None else ds.X[rows])
+    return X.shape[0], UniformGrid.from_data(X, 1.0 / np.sqrt(X.shape[0])).n_bins
+
+
+def _print_scma_row(title: str, t: SCMATimings) -> None:
+    roots = f"{t.roots:.2f} s" if t.roots_measured else f">= {t.roots:.1f} s (lower bound, not run)"
+    print(
+        f"{title}: L={t.n_clients}, K={t.n_clusters}, support m={t.support}, p of {t.prime_bits} bits\n"
+        f"  params {t.params:.2f} s | masks {t.masks:.2f} s | encode {t.encode:.2f} s "
+        f"(slowest client {t.encode_slowest:.3f} s) | aggregate {t.aggregate:.2f} s\n"
+        f"  decode: locator {t.locator:.2f} s | roots {roots} | magnitudes {t.magnitudes:.2f} s "
+        f"| check {t.check:.2f} s\n"
+        f"  end to end {t.total:.1f} s" + ("" if t.roots_measured else " (with the roots' lower bound)")
+    )
+
+
+def main(argv: Sequence[str] | None = None) -> None:
+    """SCMA benchmark rows: ``python -m fedlib.bench [--clients 100] [--clusters 62] [--time-roots]``.
+
+    1. One SCMA round at the FEMNIST sample's shape (``L = 100`` writers,
+       ``K = 62``, MUFC's grid of the sample's ``d = 784`` dimensions), every
+       stage timed; root finding only with ``--time-roots`` (hours), else its
+       lower bound.
+    2. The same grid with the 27 non-zeros of ``L = 3``, ``K = 9`` (the issue's
+       example): every stage run.
+    3. FLINT against the pure-Python reference, as speed ratios measured in this
+       run (:func:`speed_ratios`): one client's encoding and the locator
+       (Berlekamp-Massey) at ``L = 10``, ``K = 62`` on the same grid.
+
+    Parameters
+    ----------
+    argv : sequence of str or None, default=None
+        Command-line arguments; ``None`` reads ``sys.argv``.
+    """
+    import argparse
+
+    from fedlib.field import berlekamp_massey
+    from fedlib.field._poly import _flint_ctx, power_sums
+    from fedlib.secagg import scma_params
+
+    parser = argparse.ArgumentParser(description=main.__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--clients", type=int, default=100)
+    parser.add_argument("--clusters", type=int, default=62)
+    parser.add_argument("--time-roots", action="store_true")
+    parser.add_argument("--seed", type=int, default=0)
+    args = parser.parse_args(argv)
+    n_samples, n_bins = femnist_grid()
+    shape = dict(n_bins=n_bins, n_samples=n_samples)
+    clients = random_sparse_clients(args.clients, args.clusters, **shape, random_state=args.seed)
+    row = scma_round_timings(clients, **shape, n_clusters=args.clusters, time_roots=args.time_roots)
+    _print_scma_row("1. SCMA round, FEMNIST sample shape", row)
+    small = random_sparse_clients(3, 9, **shape, random_state=args.seed)
+    _print_scma_row("2. SCMA round, 27 non-zeros", scma_round_timings(small, **shape, n_clusters=9))
+    params = scma_params(n_samples=n_samples, n_bins=n_bins, n_clusters=args.clusters, n_clients=10)
+    p, two_t = params.prime, params.n_syndromes
+    client = random_sparse_clients(1, args.clusters, **shape, random_state=args.seed)[0]
+    bins, counts = list(client), list(client.values())
+    encode = speed_ratios(
+        {b: (lambda b=b: power_sums(bins, counts, two_t, p, backend=b)) for b in ("python", "flint")},
+        reference="python",
+        repeat=1,
+    )
+    ten = random_sparse_clients(10, args.clusters, **shape, random_state=args.seed)
+    total: dict[int, int] = {}
+    for v in ten:
+        for j, q in v.items():
+            total[j] = total.get(j, 0) + q
+    syndromes = power_sums(list(total), list(total.values()), two_t, p)
+    locator = speed_ratios(
+        {"python": lambda: berlekamp_massey(syndromes, p), "flint": lambda: _flint_ctx(p).minpoly(syndromes)},
+        reference="python",
+        repeat=1,
+    )
+    print(
+        f"3. FLINT vs pure Python (L=10, K={args.clusters}, 2T={two_t}, p of {params.element_bits} bits): "
+        f"encoding one client {encode['flint']:.0f}x faster, Berlekamp-Massey {locator['flint']:.0f}x faster"
+    )
+
+
+if __name__ == "__main__":
+    main()

@@ -68,3 +68,26 @@ def test_unknown_reference_raises_before_running_anything(clock):
 def test_real_clock_gives_the_reference_exactly_one():
     ratios = speed_ratios({"a": lambda: sum(range(1000)), "b": lambda: None}, reference="a", repeat=3)
     assert ratios["a"] == 1.0 and set(ratios) == {"a", "b"}
+
+
+def test_random_sparse_clients_have_k_distinct_bins_on_the_whole_grid():
+    clients = bench.random_sparse_clients(6, 5, n_bins=2**784, n_samples=600, random_state=0)
+    assert len(clients) == 6
+    for c in clients:
+        assert len(c) == 5 and all(1 <= j <= 2**784 for j in c) and sum(c.values()) == 100
+    assert max(j for c in clients for j in c) > 2**700  # drawn over the whole grid, not below 2**62
+    assert clients == bench.random_sparse_clients(6, 5, n_bins=2**784, n_samples=600, random_state=0)
+    with pytest.raises(ValueError, match="distinct bins"):
+        bench.random_sparse_clients(1, 5, n_bins=4, n_samples=10)
+
+
+@pytest.mark.parametrize("time_roots", [True, False])
+def test_scma_round_timings_decode_the_plain_sum(time_roots):
+    clients = bench.random_sparse_clients(4, 3, n_bins=10**60, n_samples=400, random_state=1)
+    t = bench.scma_round_timings(clients, n_samples=400, n_bins=10**60, n_clusters=3, time_roots=time_roots)
+    assert (t.n_clients, t.n_clusters, t.support, t.roots_measured) == (4, 3, 12, time_roots)
+    assert t.prime_bits == 200  # the next prime above 10**60 has 200 bits
+    stages = [t.params, t.masks, t.encode, t.aggregate, t.locator, t.roots, t.magnitudes, t.check]
+    assert all(s >= 0 for s in stages) and t.encode_slowest <= t.encode
+    assert t.decode == pytest.approx(t.locator + t.roots + t.magnitudes + t.check)
+    assert t.total == pytest.approx(sum(stages))

@@ -16,6 +16,7 @@ from dataclasses import dataclass
 
 from fedlib._typing import SeedLike
 from fedlib.field import check_prime, decode_power_sums, next_prime
+from fedlib.field._poly import power_sums
 from fedlib.secagg._masks import zero_sum_masks
 
 
@@ -74,7 +75,9 @@ def scma_params(
     n_clients : int
         ``L``.
     prime : int or None, default=None
-        ``p``; ``None`` takes the smallest prime above ``max(n, B^d)``.
+        ``p``; ``None`` takes the smallest prime above ``max(n, B^d)``
+        (:func:`fedlib.field.next_prime`: a fraction of a second for the 3,053-bit
+        bound of the FEMNIST sample's grid, seconds for ``100**784``).
 
     Returns
     -------
@@ -108,9 +111,7 @@ def scma_params(
         if int(value) < 1:
             raise ValueError(f"{name}={value} should be >= 1.")
     bound = max(int(n_samples), int(n_bins))
-    if prime is None:
-        prime = next_prime(bound)
-    prime = check_prime(prime)
+    prime = next_prime(bound) if prime is None else check_prime(prime)
     if prime <= bound:
         raise ValueError(
             f"SCMA needs a prime p > max(n, B^d) (MUFC Alg. 2); got p={prime} with n={n_samples}, B^d={n_bins}."
@@ -132,10 +133,18 @@ def _check_counts(counts: Mapping[int, int], params: SCMAParams, who: str) -> No
             raise ValueError(f"{who}: count q_j={q} at bin {j} outside [1, n={params.n_samples}].")
 
 
-def scma_encode(counts: Mapping[int, int], params: SCMAParams, mask: Sequence[int]) -> list[int]:
+def scma_encode(
+    counts: Mapping[int, int], params: SCMAParams, mask: Sequence[int], *, backend: str = "auto"
+) -> list[int]:
     """Client message ``S_i^(l) = Σ_j q_j^(l) j^(i-1) + z_i^(l) mod p``, i = 1..2T (MUFC Alg. 2, line 2).
 
-    Costs ``2T`` multiplications per non-zero (powers are built incrementally).
+    The ``2T`` power sums are the first coefficients of the series
+    ``Σ_j q_j / (1 − j x)`` (:func:`fedlib.field._poly.power_sums`): with FLINT, a
+    product tree over the ``K`` bins and a blocked series expansion, about as
+    much work as ``2T/K`` products of size ``K`` (at FEMNIST's ``K = 62``,
+    ``2T = 12400`` and a 3,053-bit prime, 0.16 s per client instead of 28 s); in
+    pure Python, ``2T`` multiplications per non-zero (powers built
+    incrementally). Both give the same message.
 
     Parameters
     ----------
@@ -145,6 +154,8 @@ def scma_encode(counts: Mapping[int, int], params: SCMAParams, mask: Sequence[in
         The public parameters.
     mask : sequence of int
         The client's one-time key ``z^(l)``, of length ``2T``.
+    backend : {"auto", "python", "flint"}, default="auto"
+        The arithmetic; ``"auto"`` uses FLINT when python-flint is installed.
 
     Returns
     -------
@@ -154,8 +165,15 @@ def scma_encode(counts: Mapping[int, int], params: SCMAParams, mask: Sequence[in
     Raises
     ------
     ValueError
-        For more than ``K`` non-zeros, an index or a count out of range, or a
-        mask of the wrong length.
+        For more than ``K`` non-zeros, an index or a count out of range, a
+        mask of the wrong length, or an unknown ``backend``.
+    ImportError
+        With ``backend="flint"`` when python-flint is not installed.
+
+    References
+    ----------
+    C. Pan, J. Sima, S. Prakash, V. Rana, O. Milenkovic. "Machine Unlearning of
+    Federated Clusters", ICLR 2023, Alg. 2.
     """
     _check_counts(counts, params, "scma_encode")
     if len(counts) > params.n_clusters:
@@ -166,13 +184,8 @@ def scma_encode(counts: Mapping[int, int], params: SCMAParams, mask: Sequence[in
     if len(mask) != params.n_syndromes:
         raise ValueError(f"mask has length {len(mask)}, need 2T={params.n_syndromes}.")
     p = params.prime
-    message = [int(z) % p for z in mask]
-    terms = [(int(j), int(q)) for j, q in counts.items()]
-    powers = [q % p for _, q in terms]
-    for i in range(params.n_syndromes):
-        message[i] = (message[i] + sum(powers)) % p
-        powers = [v * j % p for v, (j, _) in zip(powers, terms, strict=True)]
-    return message
+    sums = power_sums(list(counts), list(counts.values()), params.n_syndromes, p, backend=backend)
+    return [(s + int(z)) % p for s, z in zip(sums, mask, strict=True)]
 
 
 def scma_aggregate(messages: Sequence[Sequence[int]], params: SCMAParams) -> list[int]:
@@ -214,7 +227,9 @@ def scma_decode(syndromes: Sequence[int], params: SCMAParams, *, backend: str = 
     params : SCMAParams
         The public parameters.
     backend : {"auto", "python", "flint"}, default="auto"
-        The root finder of :func:`fedlib.field.poly_roots`.
+        The arithmetic of :func:`fedlib.field.decode_power_sums`: FLINT's
+        Berlekamp-Massey, root finding and multipoint evaluation, or the
+        pure-Python reference; both return the same sum.
 
     Returns
     -------
@@ -227,6 +242,16 @@ def scma_decode(syndromes: Sequence[int], params: SCMAParams, *, backend: str = 
         If the sum has more than ``T`` non-zeros or the messages were inconsistent.
     ValueError
         If a decoded index or count lies outside its range (which would mean p was too small).
+
+    Notes
+    -----
+    With thousand-bit primes the time goes to root finding: splitting the
+    degree-``m`` locator raises a polynomial to a power of about ``p`` modulo it,
+    ``log2 p`` squarings of degree ``m``, at least once. For FEMNIST's full
+    support (``m = KL = 6200``, a 3,053-bit prime) one such exponentiation alone
+    takes about half an hour (measured: half a second per squaring), whatever the
+    library; the rest of the decoding takes seconds, and 27 non-zeros on the
+    same grid decode in about 4 s.
     """
     result = decode_power_sums(syndromes, params.prime, backend=backend)
     _check_counts(result, params, "scma_decode")
@@ -270,7 +295,7 @@ def secure_sparse_sum(
     random_state : int, numpy.random.Generator, None or "secrets", default=None
         Draws the masks (:func:`zero_sum_masks`).
     backend : {"auto", "python", "flint"}, default="auto"
-        The root finder used in decoding.
+        The arithmetic of encoding and decoding (:func:`scma_encode`, :func:`scma_decode`).
 
     Returns
     -------
@@ -307,7 +332,7 @@ def secure_sparse_sum(
             "Make the parameters with the true total."
         )
     masks = zero_sum_masks(len(client_counts), params.n_syndromes, params.prime, random_state=random_state)
-    messages = [scma_encode(c, params, z) for c, z in zip(client_counts, masks, strict=True)]
+    messages = [scma_encode(c, params, z, backend=backend) for c, z in zip(client_counts, masks, strict=True)]
     total = scma_decode(scma_aggregate(messages, params), params, backend=backend)
     return SCMAResult(total=total, params=params, messages=messages)
 

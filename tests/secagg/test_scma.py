@@ -143,3 +143,41 @@ def test_secure_sparse_sum_refuses_more_points_than_the_parameters_hold():
     with pytest.raises(ValueError, match="hold 10 points in all, more than n_samples=5"):
         secure_sparse_sum([{1: 5}, {1: 5}], params, random_state=0)
     assert secure_sparse_sum([{1: 2}, {1: 3}], params, random_state=0).total == {1: 5}
+
+
+@given(sparse_inputs(), st.integers(0, 2**32 - 1))
+def test_flint_and_python_backends_send_and_decode_the_same(inputs, seed):
+    """Every message and the decoded sum are bit-for-bit those of the pure-Python reference."""
+    clients, k, n_bins = inputs
+    n = max(1, sum(sum(c.values()) for c in clients))
+    params = scma_params(n_samples=n, n_bins=n_bins, n_clusters=k, n_clients=len(clients))
+    fast = secure_sparse_sum(clients, params, random_state=seed, backend="flint")
+    slow = secure_sparse_sum(clients, params, random_state=seed, backend="python")
+    assert fast.messages == slow.messages
+    assert fast.total == slow.total
+
+
+def test_a_784_dimensional_grid_round_is_exact():
+    """d = 784 with B = 2 (a 785-bit prime): MUFC's FEMNIST dimension, small enough for a unit test."""
+    rng = np.random.default_rng(0)
+    clients = [{int(j) * 2**700: int(rng.integers(1, 20)) for j in rng.integers(1, 2**62, size=4)} for _ in range(5)]
+    n = sum(sum(c.values()) for c in clients)
+    params = scma_params(n_samples=n, n_bins=2**784, n_clusters=4, n_clients=5)
+    assert params.element_bits == 785
+    plain = sum((Counter(c) for c in clients), Counter())
+    assert secure_sparse_sum(clients, params, random_state=1).total == dict(sorted(plain.items()))
+
+
+def test_the_prime_is_the_one_sympy_would_pick():
+    """scma_params' prime is sympy.nextprime(max(n, B^d)), now found by a sieve and FLINT's BPSW."""
+    from sympy import nextprime
+
+    for n_bins in (2**64, 10**40, 7**300):
+        params = scma_params(n_samples=100, n_bins=n_bins, n_clusters=2, n_clients=3)
+        assert params.prime == nextprime(n_bins)
+
+
+def test_encode_refuses_an_unknown_backend():
+    params = scma_params(n_samples=12, n_bins=4, n_clusters=2, n_clients=2, prime=13)
+    with pytest.raises(ValueError, match="backend"):
+        scma_encode({1: 1}, params, [0] * 8, backend="sage")

@@ -501,7 +501,9 @@ def async_verdict(table: pd.DataFrame) -> pd.DataFrame:
                 "seeds": n,
                 "paper % (CIFAR-10)": published,
                 "FedBuff vs FedAvg": _sign_verdict(mean, std, n, better="faster", worse="slower"),
-                "against 54%": verdict_rule((mean, std), (published, 0.0), slack=1.0, n_ours=n) if n else "too few runs",
+                "against 54%": verdict_rule((mean, std), (published, 0.0), slack=1.0, n_ours=n)
+                if n
+                else "too few runs",
             }
         )
     return pd.DataFrame(rows)
@@ -618,8 +620,10 @@ def two_erasures_verdict(studies_: Sequence[Study]) -> str:
                 clear.append(study.task.name)
         parts.append(f"{method} is faster than FedEraser by two standard errors on {len(clear)} of "
                      f"{len(studies_)} tasks" + (f" ({', '.join(clear)})" if clear else ""))  # fmt: skip
-    return "With the larger number of erasing clients, " + "; ".join(parts) + (
-        '. The paper: both "still clearly beat" FedEraser (Fig. 6c, no numbers).'
+    return (
+        "With the larger number of erasing clients, "
+        + "; ".join(parts)
+        + ('. The paper: both "still clearly beat" FedEraser (Fig. 6c, no numbers).')
     )
 
 
