@@ -1,12 +1,11 @@
 """Timing helpers for benchmarks: medians and ratios against a reference measured in the same run.
 
-Also the SCMA benchmark (MUFC Alg. 2 at the FEMNIST sample's shape), stage by stage:
-``python -m fedlib.bench``.
+Also the SCMA benchmark (MUFC Alg. 2, and its variant over hashed bins, at the FEMNIST sample's shape),
+stage by stage: ``python -m fedlib.bench``.
 """
 
 from __future__ import annotations
 
-import math
 import time
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
@@ -249,7 +248,7 @@ def scma_round_timings(
         support = sorted(plain)
         if locator.degree() != len(support) or any(int(v) for v in locator.multipoint_evaluate(support)):
             raise RuntimeError("the locator's roots are not the bins of the plain sum")
-        t_roots = _exponentiation_seconds(locator, ctx, random_state)
+        t_roots = _poly.splitting_seconds(locator.degree(), p, random_state=random_state)
     start = time.perf_counter()
     values = _poly._transposed_vandermonde_flint(support, syndromes[: len(support)], ctx, master=locator)
     total = _poly._check_magnitudes(support, values)
@@ -277,25 +276,176 @@ def scma_round_timings(
     )
 
 
-def _exponentiation_seconds(locator, ctx, random_state: SeedLike) -> float:
-    """Seconds of the one exponentiation every root finding of ``locator`` starts with, from timed squarings.
+@dataclass(frozen=True)
+class HashedSCMATimings:
+    """Seconds of one hashed SCMA round (:func:`fedlib.secagg.secure_hashed_sparse_sum`), stage by stage.
 
-    :func:`fedlib.field.poly_roots` (FLINT) raises ``x + a`` to the power
-    ``(p - 1)/D`` modulo the locator (``D`` the smooth part of ``p - 1`` it uses,
-    1 for degree 3 or less), one squaring per bit. One squaring is timed as the
-    difference between ``pow_mod`` to the powers ``2**6`` and ``2**2``, over 4.
+    Parameters
+    ----------
+    n_clients : int
+        ``L``.
+    n_clusters : int
+        ``K``.
+    support : int
+        ``m``, the non-zeros of the sum.
+    prime_bits : int
+        ``ceil(log2 q)``, 62 by default.
+    message_bits : int
+        Bits one client sends (power sums and index table).
+    params : float
+        :func:`fedlib.secagg.hashed_scma_params`.
+    masks : float
+        :func:`fedlib.secagg.zero_sum_mask_arrays`, every client.
+    encode : float
+        :func:`fedlib.secagg.hashed_scma_encode`, all clients one after another.
+    encode_slowest : float
+        The slowest client's encoding.
+    aggregate : float
+        Adding the messages mod q.
+    locator : float
+        Berlekamp-Massey on the ``2T`` power sums.
+    roots : float
+        The locator's roots: the hashed support.
+    counts : float
+        The counts at the roots (Vandermonde by multipoint evaluation).
+    check : float
+        Recomputing the ``2T`` power sums of the result.
+    table : float
+        Peeling the index table and checking every index against its hash.
+    """
+
+    n_clients: int
+    n_clusters: int
+    support: int
+    prime_bits: int
+    message_bits: int
+    params: float
+    masks: float
+    encode: float
+    encode_slowest: float
+    aggregate: float
+    locator: float
+    roots: float
+    counts: float
+    check: float
+    table: float
+
+    @property
+    def decode(self) -> float:
+        """The server's decoding: power sums (locator, roots, counts, check), then the table."""
+        return self.locator + self.roots + self.counts + self.check + self.table
+
+    @property
+    def total(self) -> float:
+        """The round end to end: parameters, masks, every client's encoding, aggregation and decoding."""
+        return self.params + self.masks + self.encode + self.aggregate + self.decode
+
+
+def hashed_scma_round_timings(
+    client_counts: Sequence[Mapping[int, int]],
+    *,
+    n_samples: int,
+    n_bins: int,
+    n_clusters: int,
+    random_state: SeedLike = 0,
+) -> HashedSCMATimings:
+    """Time one hashed SCMA round stage by stage, on FLINT, and check it returns the plain sum.
+
+    Parameters
+    ----------
+    client_counts : sequence of mapping of int to int
+        ``q^(l)`` of every client.
+    n_samples : int
+        ``n``; at least the points held.
+    n_bins : int
+        ``B^d``.
+    n_clusters : int
+        ``K``.
+    random_state : int, numpy.random.Generator or None, default=0
+        Draws the key and the masks.
+
+    Returns
+    -------
+    HashedSCMATimings
+        The seconds of every stage.
+
+    Raises
+    ------
+    RuntimeError
+        If the decoded sum differs from the plain sum (a bug).
+    fedlib.secagg.IndexCollisionError
+        If the key made two occupied bins collide (probability below ``m^2/2q``).
+    ImportError
+        When python-flint is not installed.
     """
     from fedlib.field import _poly
+    from fedlib.secagg import hashed_scma_encode, hashed_scma_params, zero_sum_mask_arrays
+    from fedlib.secagg._scma_hashed import _draw_key, _indices_from_table
 
-    p = int(ctx.modulus())
-    order = math.prod(_poly._smooth_factors(p)) if locator.degree() > 3 else 1
-    g = ctx(random_field_elements(p, locator.degree(), random_state=check_random_state(random_state)))
-    seconds = []
-    for k in (2, 6):
+    _poly._use_flint("flint")
+    start = time.perf_counter()
+    params = hashed_scma_params(
+        n_samples=n_samples, n_bins=n_bins, n_clusters=n_clusters, n_clients=len(client_counts)
+    )
+    t_params = time.perf_counter() - start
+    rng = check_random_state(random_state)
+    key = _draw_key(rng)
+    q = np.uint64(params.prime)
+    masks = zero_sum_mask_arrays(len(client_counts), params.message_length, params.prime, random_state=rng)
+    aggregate = np.zeros(params.message_length, dtype=np.uint64)
+    t_masks = t_aggregate = 0.0
+    t_clients = []
+    for counts in client_counts:
         start = time.perf_counter()
-        g.pow_mod(2**k, locator)
-        seconds.append(time.perf_counter() - start)
-    return max(seconds[1] - seconds[0], 0.0) / 4 * (((p - 1) // order).bit_length() - 1)
+        mask = next(masks)
+        t_masks += time.perf_counter() - start
+        start = time.perf_counter()
+        message = hashed_scma_encode(counts, params, key, mask, backend="flint")
+        t_clients.append(time.perf_counter() - start)
+        start = time.perf_counter()
+        aggregate = (aggregate + message) % q
+        t_aggregate += time.perf_counter() - start
+    syndromes = aggregate[: params.n_syndromes].tolist()
+    ctx = _poly._flint_ctx(params.prime)
+    start = time.perf_counter()
+    locator = _poly._locator_flint(syndromes, ctx)
+    t_locator = time.perf_counter() - start
+    start = time.perf_counter()
+    support = _poly._roots_flint(locator, ctx)
+    t_roots = time.perf_counter() - start
+    start = time.perf_counter()
+    values = _poly._transposed_vandermonde_flint(support, syndromes[: len(support)], ctx, master=locator)
+    nodes = _poly._check_magnitudes(support, values)
+    t_counts = time.perf_counter() - start
+    start = time.perf_counter()
+    _poly._check_syndromes_flint(syndromes, nodes, ctx)
+    t_check = time.perf_counter() - start
+    start = time.perf_counter()
+    total = _indices_from_table(aggregate, params, key, nodes)
+    t_table = time.perf_counter() - start
+    plain: dict[int, int] = {}
+    for counts in client_counts:
+        for j, c in counts.items():
+            plain[int(j)] = plain.get(int(j), 0) + int(c)
+    if total != dict(sorted(plain.items())):
+        raise RuntimeError("hashed SCMA decoded a different sum than the plain sum")  # a bug if it ever fires
+    return HashedSCMATimings(
+        n_clients=len(client_counts),
+        n_clusters=n_clusters,
+        support=len(total),
+        prime_bits=params.element_bits,
+        message_bits=params.message_bits,
+        params=t_params,
+        masks=t_masks,
+        encode=float(sum(t_clients)),
+        encode_slowest=max(t_clients),
+        aggregate=t_aggregate,
+        locator=t_locator,
+        roots=t_roots,
+        counts=t_counts,
+        check=t_check,
+        table=t_table,
+    )
 
 
 def femnist_grid() -> tuple[int, int]:
@@ -332,13 +482,26 @@ def _print_scma_row(title: str, t: SCMATimings) -> None:
     )
 
 
+def _print_hashed_row(title: str, t: HashedSCMATimings) -> None:
+    print(
+        f"{title}: L={t.n_clients}, K={t.n_clusters}, support m={t.support}, q of {t.prime_bits} bits, "
+        f"{t.message_bits:,} bits per client\n"
+        f"  params {t.params:.2f} s | masks {t.masks:.2f} s | encode {t.encode:.2f} s "
+        f"(slowest client {t.encode_slowest:.3f} s) | aggregate {t.aggregate:.2f} s\n"
+        f"  decode: locator {t.locator:.2f} s | roots {t.roots:.2f} s | counts {t.counts:.2f} s "
+        f"| check {t.check:.2f} s | index table {t.table:.2f} s\n"
+        f"  end to end {t.total:.1f} s"
+    )
+
+
 def main(argv: Sequence[str] | None = None) -> None:
     """SCMA benchmark rows: ``python -m fedlib.bench [--clients 100] [--clusters 62] [--time-roots]``.
 
     1. One SCMA round at the FEMNIST sample's shape (``L = 100`` writers,
        ``K = 62``, MUFC's grid of the sample's ``d = 784`` dimensions), every
        stage timed; root finding only with ``--time-roots`` (hours), else its
-       lower bound.
+       lower bound. 1b. The same clients' round over hashed bins
+       (:func:`fedlib.secagg.secure_hashed_sparse_sum`), every stage run.
     2. The same grid with the 27 non-zeros of ``L = 3``, ``K = 9`` (the issue's
        example): every stage run.
     3. FLINT against the pure-Python reference, as speed ratios measured in this
@@ -367,6 +530,8 @@ def main(argv: Sequence[str] | None = None) -> None:
     clients = random_sparse_clients(args.clients, args.clusters, **shape, random_state=args.seed)
     row = scma_round_timings(clients, **shape, n_clusters=args.clusters, time_roots=args.time_roots)
     _print_scma_row("1. SCMA round, FEMNIST sample shape", row)
+    hashed = hashed_scma_round_timings(clients, **shape, n_clusters=args.clusters, random_state=args.seed)
+    _print_hashed_row("1b. SCMA over hashed bins, same clients", hashed)
     small = random_sparse_clients(3, 9, **shape, random_state=args.seed)
     _print_scma_row("2. SCMA round, 27 non-zeros", scma_round_timings(small, **shape, n_clusters=9))
     params = scma_params(n_samples=n_samples, n_bins=n_bins, n_clusters=args.clusters, n_clients=10)

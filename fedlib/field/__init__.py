@@ -37,6 +37,7 @@ from fedlib.field._poly import (
     poly_powmod,
     poly_roots,
     solve_transposed_vandermonde,
+    splitting_seconds,
 )
 from fedlib.field._prime import check_prime, is_prime, next_prime, random_field_elements
 from fedlib.field._quantize import FieldOverflowError, check_decoded, collapsed_features, quantize, to_field
@@ -77,6 +78,7 @@ __all__ = [
     "random_field_elements",
     "signed",
     "solve_transposed_vandermonde",
+    "splitting_seconds",
     "sum_mod",
     "to_field",
 ]

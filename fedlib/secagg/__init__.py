@@ -7,7 +7,9 @@
   what a curious server learns with a coalition or a disconnected graph (:func:`unmask_with_coalition`,
   :func:`leaked_partial_sums`); :class:`SecureAggregator` sums float model updates, one fresh round per call.
 
-- SCMA, secure compressed multiset aggregation (MUFC Alg. 2), with zero-sum masks.
+- SCMA, secure compressed multiset aggregation (MUFC Alg. 2), with zero-sum masks, and its variant over
+  hashed bin indices in a 62-bit field (power sums plus an index table peeled by the decoded hashes) for
+  grids of thousands of bits, where Alg. 2's prime makes root finding take hours.
 - Lagrange coded sharing of data points (SecFC Phase 1, and its membership-private variant).
 - :class:`SecFC`, Lloyd's K-means on LCC-shared data (SecFC Alg. 1), its coded distance
   oracle, its field :data:`SECFC_PRIME` and the overflow bounds of its scale, in advance or per round
@@ -28,7 +30,7 @@ from fedlib.secagg._fixed_point import FixedPoint, RingOverflowError
 from fedlib.secagg._graph import MaskingGraph, harary_graph
 from fedlib.secagg._lcc import share_all, share_every_index, share_points, split_segments
 from fedlib.secagg._leakage import leaked_partial_sums, strip_pairwise_masks, unmask_with_coalition
-from fedlib.secagg._masks import zero_sum_masks
+from fedlib.secagg._masks import zero_sum_mask_arrays, zero_sum_masks
 from fedlib.secagg._overflow import (
     SECFC_PRIME,
     check_radius,
@@ -47,6 +49,19 @@ from fedlib.secagg._scma import (
     scma_encode,
     scma_params,
     secure_sparse_sum,
+)
+from fedlib.secagg._scma_hashed import (
+    HASHED_SCMA_PRIME,
+    HashedSCMAParams,
+    HashedSCMAResult,
+    IndexCollisionError,
+    bin_hashes,
+    hashed_scma_aggregate,
+    hashed_scma_decode,
+    hashed_scma_encode,
+    hashed_scma_params,
+    secure_hashed_sparse_sum,
+    table_rows,
 )
 from fedlib.secagg._secagg import (
     CorruptedUserView,
@@ -67,12 +82,16 @@ from fedlib.secagg._secagg_round import PHASES, SecAggResult, secure_aggregate
 from fedlib.secagg._secfc import CodedDistances, SecFC, default_colluders, feature_transform
 
 __all__ = [
+    "HASHED_SCMA_PRIME",
     "PHASES",
     "SECFC_PRIME",
     "CodedDistances",
     "CorruptedUserView",
     "EncryptedShare",
     "FixedPoint",
+    "HashedSCMAParams",
+    "HashedSCMAResult",
+    "IndexCollisionError",
     "KeyAdvertisement",
     "MaskedInput",
     "MaskingGraph",
@@ -94,6 +113,7 @@ __all__ = [
     "TamperedMessageError",
     "UnmaskingResponse",
     "agree",
+    "bin_hashes",
     "check_radius",
     "check_round",
     "check_scale",
@@ -104,6 +124,10 @@ __all__ = [
     "feature_transform",
     "generate_keypair",
     "harary_graph",
+    "hashed_scma_aggregate",
+    "hashed_scma_decode",
+    "hashed_scma_encode",
+    "hashed_scma_params",
     "leaked_partial_sums",
     "max_safe_scale",
     "open_sealed",
@@ -115,12 +139,15 @@ __all__ = [
     "scma_params",
     "seal",
     "secure_aggregate",
+    "secure_hashed_sparse_sum",
     "secure_sparse_sum",
     "share_all",
     "share_every_index",
     "share_points",
     "split_segments",
     "strip_pairwise_masks",
+    "table_rows",
     "unmask_with_coalition",
+    "zero_sum_mask_arrays",
     "zero_sum_masks",
 ]

@@ -1,6 +1,15 @@
-"""One-time additive masks that cancel across clients (the "offline keys" of MUFC Alg. 2)."""
+"""One-time additive masks that cancel across clients (the "offline keys" of MUFC Alg. 2).
+
+As lists of Python ints for any prime (:func:`zero_sum_masks`), or as ``uint64`` arrays, one client
+at a time, for primes below 2**62 (:func:`zero_sum_mask_arrays`).
+"""
 
 from __future__ import annotations
+
+import secrets
+from collections.abc import Iterator
+
+import numpy as np
 
 from fedlib._typing import SeedLike
 from fedlib._validation import check_random_state, check_scalar
@@ -59,3 +68,78 @@ def zero_sum_masks(n_clients: int, length: int, prime: int, *, random_state: See
     last = [(-sum(column)) % prime for column in zip(*masks, strict=True)] if masks else [0] * length
     masks.append(last)
     return masks
+
+
+#: Largest modulus of :func:`zero_sum_mask_arrays`: two residues add without leaving ``uint64``.
+MAX_ARRAY_MODULUS = 2**62
+
+
+def _uniform_words(prime: int, length: int, stream) -> np.ndarray:
+    """``length`` uniform residues mod ``prime`` (uint64): numpy's unbiased draw, or the OS CSPRNG with rejection."""
+    if not isinstance(stream, str):
+        return stream.integers(0, prime, size=length, dtype=np.uint64)
+    bits = prime.bit_length()
+    out = np.empty(0, dtype=np.uint64)
+    while out.size < length:
+        words = np.frombuffer(secrets.token_bytes(8 * (length - out.size + 16)), dtype=np.uint64) >> np.uint64(
+            64 - bits
+        )
+        out = np.concatenate([out, words[words < np.uint64(prime)]])
+    return out[:length]
+
+
+def zero_sum_mask_arrays(
+    n_clients: int, length: int, prime: int, *, random_state: SeedLike | str = None
+) -> Iterator[np.ndarray]:
+    """The masks of :func:`zero_sum_masks` as ``uint64`` arrays, one client at a time, for a prime below 2**62.
+
+    For long messages over a word-sized field (the hashed SCMA round sends
+    hundreds of thousands of residues per client): the first ``L - 1`` masks
+    are uniform and independent, the last is minus their sum, made while the
+    others are handed out, so only two masks are held at once.
+
+    Parameters
+    ----------
+    n_clients : int
+        ``L``, >= 1.
+    length : int
+        Residues per mask.
+    prime : int
+        ``p < 2**62``.
+    random_state : int, numpy.random.Generator, None or "secrets", default=None
+        ``"secrets"`` draws from the operating system's CSPRNG.
+
+    Yields
+    ------
+    ndarray of uint64, shape (length,)
+        The mask of client 1, 2, ..., L.
+
+    Raises
+    ------
+    ValueError
+        If ``prime`` is not below 2**62, or ``random_state`` is a string other than ``"secrets"``.
+
+    Examples
+    --------
+    >>> masks = list(zero_sum_mask_arrays(3, 4, 13, random_state=0))
+    >>> [int(v) for v in sum(m.astype(object) for m in masks) % 13]
+    [0, 0, 0, 0]
+    """
+    n_clients = check_scalar(n_clients, "n_clients", "int", min_val=1)
+    length = check_scalar(length, "length", "int", min_val=0)
+    prime = int(prime)
+    if not 2 <= prime < MAX_ARRAY_MODULUS:
+        raise ValueError(
+            f"zero_sum_mask_arrays needs 2 <= p < 2**62 (sums of two residues stay in uint64), got {prime}."
+        )
+    if isinstance(random_state, str) and random_state != "secrets":
+        raise ValueError(f"random_state={random_state!r}: the only string accepted is 'secrets'.")
+    stream = random_state if isinstance(random_state, str) else check_random_state(random_state)
+    p = np.uint64(prime)
+    total = np.zeros(length, dtype=np.uint64)
+    for _ in range(n_clients - 1):
+        mask = _uniform_words(prime, length, stream)
+        total += mask
+        total %= p
+        yield mask
+    yield (p - total) % p

@@ -30,7 +30,7 @@ from fedlib.cluster import (
 )
 from fedlib.cluster._federated import _warn_small_clients
 from fedlib.cluster._kmeanspp import _kmeans_plusplus
-from fedlib.secagg import scma_params, secure_sparse_sum
+from fedlib.secagg import hashed_scma_params, scma_params, secure_hashed_sparse_sum, secure_sparse_sum
 from fedlib.unlearn._ids import IdIndex
 from fedlib.unlearn._report import RemovalReport
 from fedlib.unlearn._seeding import _unlearn_seeding
@@ -38,7 +38,7 @@ from fedlib.unlearn._seeding import _unlearn_seeding
 _SERVER_DATA = ("uniform", "weighted_centers")
 _INDUCED = ("bin_center", "own_sample")
 _SERVER_UPDATE = ("lazy", "strict")
-_AGGREGATION = ("scma", "plaintext")
+_AGGREGATION = ("scma", "scma-hashed", "plaintext")
 
 
 @dataclass
@@ -103,9 +103,14 @@ class MUFC(FederatedClusteringMixin):
         only the clients' models are then exactly unlearned. "strict" aggregates
         again and re-clusters whenever the aggregate changed: the whole model is
         exactly unlearned.
-    aggregation : {"scma", "plaintext"}, default="scma"
-        "scma" runs Alg. 2 for real (exact, slow for large d); "plaintext" sums
-        the same vectors in the clear for fast experiments (identical result, tested).
+    aggregation : {"scma", "scma-hashed", "plaintext"}, default="scma"
+        "scma" runs Alg. 2 for real (exact; its prime exceeds ``B^d``, and for
+        grids of thousands of bits with thousands of non-zeros, FEMNIST's, root
+        finding modulo it takes hours); "scma-hashed" runs the same algebra over
+        hashed bin indices in a 62-bit field, with the indices carried in a
+        table (:func:`fedlib.secagg.secure_hashed_sparse_sum`: the same sum, the
+        server learns the same, seconds on FEMNIST); "plaintext" sums the same
+        vectors in the clear for fast experiments (identical result, tested).
     server_n_init : int, default=10
         K-means restarts at the server.
     random_state : int, numpy.random.Generator or None, default=None
@@ -119,10 +124,15 @@ class MUFC(FederatedClusteringMixin):
         The server's centres.
     counts_ : dict
         The aggregate q, bin index -> points.
-    scma_params_ : SCMAParams or None
-        SCMA's public parameters (``aggregation="scma"``), else ``None``.
+    scma_params_ : SCMAParams, HashedSCMAParams or None
+        SCMA's public parameters (``aggregation="scma"`` or ``"scma-hashed"``), else ``None``.
+    scma_attempts_ : int
+        Rounds the last secure aggregation ran: 1, more when a hashed round's
+        key made bins collide and it was rerun, 0 for plaintext.
     client_centers_ : list of ndarray or None
         Each client's local centres (``None`` for a removed client).
+    client_counts_ : list of dict
+        ``q^(l)`` of every active client, bin index -> points (what SCMA adds).
     fit_report_ : RemovalReport
         Timing of training, in the same fields as a removal.
     n_clients_ : int
@@ -231,11 +241,9 @@ class MUFC(FederatedClusteringMixin):
         self._server_rng, self._mask_rng = streams[-2], streams[-1]
         self._k = k
         self.n_clients_ = len(parts)
-        self.scma_params_ = (
-            scma_params(n_samples=n, n_bins=self.grid_.n_bins, n_clusters=k, n_clients=len(parts))
-            if self.aggregation == "scma"
-            else None
-        )
+        shape = dict(n_samples=n, n_bins=self.grid_.n_bins, n_clusters=k, n_clients=len(parts))
+        make_params = {"scma": scma_params, "scma-hashed": hashed_scma_params}.get(self.aggregation)
+        self.scma_params_ = None if make_params is None else make_params(**shape)
         self._clients: list[_ClientState | None] = []
         client_seconds = 0.0
         for idx, rng in zip(parts, self._client_rngs, strict=True):
@@ -286,10 +294,15 @@ class MUFC(FederatedClusteringMixin):
     def _aggregate(self) -> float:
         """Secure sum of the q^(l) of the active clients (Alg. 1, line 5; Alg. 4, line 7)."""
         start = time.perf_counter()
-        vectors = [c.counts() for c in self._clients if c is not None]
+        vectors = [c.counts() for c in self._clients if c is not None]  # client_counts_, before fitting ends
         if self.aggregation == "scma":
             self.counts_ = secure_sparse_sum(vectors, self.scma_params_, random_state=self._mask_rng).total
+            self.scma_attempts_ = 1
+        elif self.aggregation == "scma-hashed":
+            result = secure_hashed_sparse_sum(vectors, self.scma_params_, random_state=self._mask_rng)
+            self.counts_, self.scma_attempts_ = result.total, result.attempts
         else:
+            self.scma_attempts_ = 0
             total: Counter[int] = Counter()
             for v in vectors:
                 total.update(v)
@@ -317,6 +330,12 @@ class MUFC(FederatedClusteringMixin):
         """Each client's local centres ``C^(l)`` (``None`` for a removed client)."""
         check_is_fitted(self, "server_centers_")
         return [None if c is None else c.centers for c in self._clients]
+
+    @property
+    def client_counts_(self) -> list[dict[int, int]]:
+        """``q^(l)`` of every active client now: bin index to points, the vectors SCMA adds (Alg. 1, line 4)."""
+        check_is_fitted(self, "server_centers_")
+        return [c.counts() for c in self._clients if c is not None]
 
     def client_ids(self, client: int) -> NDArrayInt:
         """Row ids (in the X given to fit) that client ``client`` still holds, in its row order.

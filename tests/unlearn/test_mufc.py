@@ -39,6 +39,20 @@ def test_scma_and_plaintext_aggregation_give_the_same_model(problem):
     assert secure.scma_params_.message_bits == 2 * K * 8 * (secure.scma_params_.prime - 1).bit_length()
 
 
+def test_hashed_scma_gives_the_same_model_and_survives_a_removal(problem):
+    X, parts = problem
+    hashed = MUFC(K, aggregation="scma-hashed", random_state=3).fit(X, parts)
+    plain = MUFC(K, aggregation="plaintext", random_state=3).fit(X, parts)
+    assert hashed.counts_ == plain.counts_ and hashed.scma_attempts_ == 1 and plain.scma_attempts_ == 0
+    np.testing.assert_array_equal(hashed.server_centers_, plain.server_centers_)
+    assert sum((Counter(v) for v in hashed.client_counts_), Counter()) == Counter(hashed.counts_)
+    assert hashed.scma_params_.element_bits == 62
+    ids = seed_ids(hashed, X, 0)[:1]
+    hashed.remove(0, ids)
+    plain.remove(0, ids)
+    assert hashed.counts_ == plain.counts_
+
+
 def test_federated_loss_is_the_induced_objective(problem):
     X, parts = problem
     a = MUFC(K, aggregation="plaintext", random_state=5).fit(X, parts)
