@@ -166,6 +166,49 @@ def random_sparse_clients(
     return clients
 
 
+def _plain_sum(client_counts: Sequence[Mapping[int, int]]) -> dict[int, int]:
+    """The sum of the clients' vectors in the clear, sorted by bin: what every round must return."""
+    plain: dict[int, int] = {}
+    for counts in client_counts:
+        for j, q in counts.items():
+            plain[int(j)] = plain.get(int(j), 0) + int(q)
+    return dict(sorted(plain.items()))
+
+
+def _timed_power_sum_decoding(
+    syndromes: list[int], p: int, *, known_support: list[int] | None = None, random_state: SeedLike = 0
+) -> tuple[dict[int, int], tuple[float, float, float, float]]:
+    """Decode power sums on FLINT stage by stage: ``({j: q_j}, (locator, roots, magnitudes, check seconds))``.
+
+    With ``known_support`` the roots are not searched: the locator must vanish
+    on it, and the root finding is replaced by its lower bound
+    (:func:`fedlib.field.splitting_seconds`).
+    """
+    from fedlib.field import _poly
+
+    ctx = _poly._flint_ctx(p)
+    start = time.perf_counter()
+    locator = _poly._locator_flint(syndromes, ctx)
+    t_locator = time.perf_counter() - start
+    if known_support is None:
+        start = time.perf_counter()
+        support = _poly._roots_flint(locator, ctx)
+        t_roots = time.perf_counter() - start
+    else:
+        support = known_support
+        if locator.degree() != len(support) or any(int(v) for v in locator.multipoint_evaluate(support)):
+            raise RuntimeError("the locator's roots are not the bins of the plain sum")
+        t_roots = _poly.splitting_seconds(locator.degree(), p, random_state=random_state)
+    start = time.perf_counter()
+    values = _poly._transposed_vandermonde_flint(support, syndromes[: len(support)], ctx, master=locator)
+    total = _poly._check_magnitudes(support, values)
+    t_magnitudes = time.perf_counter() - start
+    start = time.perf_counter()
+    _poly._check_syndromes_flint(syndromes, total, ctx)
+    t_check = time.perf_counter() - start
+    return total, (t_locator, t_roots, t_magnitudes, t_check)
+
+
 def scma_round_timings(
     client_counts: Sequence[Mapping[int, int]],
     *,
@@ -232,36 +275,16 @@ def scma_round_timings(
     start = time.perf_counter()
     syndromes = scma_aggregate(messages, params)
     t_aggregate = time.perf_counter() - start
-    plain: dict[int, int] = {}
-    for counts in client_counts:
-        for j, q in counts.items():
-            plain[int(j)] = plain.get(int(j), 0) + int(q)
-    ctx = _poly._flint_ctx(p)
-    start = time.perf_counter()
-    locator = _poly._locator_flint(syndromes, ctx)
-    t_locator = time.perf_counter() - start
-    if time_roots:
-        start = time.perf_counter()
-        support = _poly._roots_flint(locator, ctx)
-        t_roots = time.perf_counter() - start
-    else:
-        support = sorted(plain)
-        if locator.degree() != len(support) or any(int(v) for v in locator.multipoint_evaluate(support)):
-            raise RuntimeError("the locator's roots are not the bins of the plain sum")
-        t_roots = _poly.splitting_seconds(locator.degree(), p, random_state=random_state)
-    start = time.perf_counter()
-    values = _poly._transposed_vandermonde_flint(support, syndromes[: len(support)], ctx, master=locator)
-    total = _poly._check_magnitudes(support, values)
-    t_magnitudes = time.perf_counter() - start
-    start = time.perf_counter()
-    _poly._check_syndromes_flint(syndromes, total, ctx)
-    t_check = time.perf_counter() - start
-    if total != dict(sorted(plain.items())):
+    plain = _plain_sum(client_counts)
+    total, (t_locator, t_roots, t_magnitudes, t_check) = _timed_power_sum_decoding(
+        syndromes, p, known_support=None if time_roots else sorted(plain), random_state=random_state
+    )
+    if total != plain:
         raise RuntimeError("SCMA decoded a different sum than the plain sum")  # a bug if it ever fires
     return SCMATimings(
         n_clients=len(client_counts),
         n_clusters=n_clusters,
-        support=len(support),
+        support=len(total),
         prime_bits=params.element_bits,
         params=t_params,
         masks=t_masks,
@@ -406,28 +429,12 @@ def hashed_scma_round_timings(
         aggregate = (aggregate + message) % q
         t_aggregate += time.perf_counter() - start
     syndromes = aggregate[: params.n_syndromes].tolist()
-    ctx = _poly._flint_ctx(params.prime)
-    start = time.perf_counter()
-    locator = _poly._locator_flint(syndromes, ctx)
-    t_locator = time.perf_counter() - start
-    start = time.perf_counter()
-    support = _poly._roots_flint(locator, ctx)
-    t_roots = time.perf_counter() - start
-    start = time.perf_counter()
-    values = _poly._transposed_vandermonde_flint(support, syndromes[: len(support)], ctx, master=locator)
-    nodes = _poly._check_magnitudes(support, values)
-    t_counts = time.perf_counter() - start
-    start = time.perf_counter()
-    _poly._check_syndromes_flint(syndromes, nodes, ctx)
-    t_check = time.perf_counter() - start
+    nodes, (t_locator, t_roots, t_counts, t_check) = _timed_power_sum_decoding(syndromes, params.prime)
     start = time.perf_counter()
     total = _indices_from_table(aggregate, params, key, nodes)
     t_table = time.perf_counter() - start
-    plain: dict[int, int] = {}
-    for counts in client_counts:
-        for j, c in counts.items():
-            plain[int(j)] = plain.get(int(j), 0) + int(c)
-    if total != dict(sorted(plain.items())):
+    plain = _plain_sum(client_counts)
+    if total != plain:
         raise RuntimeError("hashed SCMA decoded a different sum than the plain sum")  # a bug if it ever fires
     return HashedSCMATimings(
         n_clients=len(client_counts),

@@ -91,3 +91,13 @@ def test_scma_round_timings_decode_the_plain_sum(time_roots):
     assert all(s >= 0 for s in stages) and t.encode_slowest <= t.encode
     assert t.decode == pytest.approx(t.locator + t.roots + t.magnitudes + t.check)
     assert t.total == pytest.approx(sum(stages))
+
+
+def test_hashed_round_timings_decode_the_plain_sum_stage_by_stage():
+    from fedlib.bench import hashed_scma_round_timings, random_sparse_clients
+
+    clients = random_sparse_clients(4, 5, n_bins=15**784, n_samples=400, random_state=2)
+    t = hashed_scma_round_timings(clients, n_samples=400, n_bins=15**784, n_clusters=5, random_state=3)
+    assert (t.n_clients, t.n_clusters, t.support, t.prime_bits) == (4, 5, 20, 62)
+    stages = (t.params, t.masks, t.encode, t.aggregate, t.locator, t.roots, t.counts, t.check, t.table)
+    assert all(s >= 0.0 for s in stages) and t.total == pytest.approx(sum(stages))
