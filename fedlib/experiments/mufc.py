@@ -25,7 +25,6 @@ from fedlib.experiments._verdict import INCONCLUSIVE, mean_cell, verdict
 from fedlib.field import splitting_seconds
 from fedlib.papers import mufc as paper
 from fedlib.secagg import (
-    HASHED_SCMA_PRIME,
     dense_secure_sum_bits,
     scma_aggregate,
     scma_decode,
@@ -796,7 +795,9 @@ class SCMAAtScale:
     direct_prime_bits: int  #: Alg. 2's prime p > B^d
     direct_bits: int  #: Alg. 2's message per client, 2KL ceil(log2 p)
     direct_roots_lower: float  #: seconds, a lower bound on Alg. 2's root finding alone (never run)
+    hashed_prime_bits: int  #: the hashed round's prime (62 by default)
     hashed_bits: int  #: the hashed round's message per client
+    table_load: float  #: rows of its index table per possible non-zero (T = KL)
     hashed_seconds: float  #: the hashed round end to end (keys, masks, every client, decoding)
     hashed_attempts: int  #: rounds run (1 unless a key made bins collide)
     equals_plain_sum: bool  #: the hashed round's sum equals the plain sum of the same vectors
@@ -805,7 +806,7 @@ class SCMAAtScale:
         """The two variants side by side, one row each."""
         return pd.DataFrame(
             {
-                "field (bits)": [self.direct_prime_bits, HASHED_SCMA_PRIME.bit_length()],
+                "field (bits)": [self.direct_prime_bits, self.hashed_prime_bits],
                 "message per client (bits)": [self.direct_bits, self.hashed_bits],
                 "seconds": [f">= {self.direct_roots_lower:,.0f} (root finding alone, not run)",
                             f"{self.hashed_seconds:.1f} (whole round)"],
@@ -848,7 +849,9 @@ def scma_at_scale(problem: FederatedProblem, *, random_state: SeedLike = None) -
         direct_prime_bits=direct.element_bits,
         direct_bits=direct.message_bits,
         direct_roots_lower=splitting_seconds(len(model.counts_), direct.prime, random_state=rng),
+        hashed_prime_bits=hashed.element_bits,
         hashed_bits=hashed.message_bits,
+        table_load=hashed.table_rows / (hashed.n_syndromes // 2),
         hashed_seconds=model.fit_report_.aggregation_seconds,
         hashed_attempts=model.scma_attempts_,
         equals_plain_sum=model.counts_ == dict(sorted(plain.items())),
