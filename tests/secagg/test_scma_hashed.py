@@ -246,3 +246,9 @@ def test_a_femnist_shape_round_is_exact():
 def test_splitting_seconds_is_a_nonnegative_number():
     seconds = splitting_seconds(50, 2**127 - 1, random_state=0)
     assert isinstance(seconds, float) and seconds >= 0.0
+
+
+def test_a_round_with_os_randomness_is_exact():
+    params = hashed_scma_params(n_samples=20, n_bins=2**500, n_clusters=3, n_clients=3)
+    result = secure_hashed_sparse_sum([{1: 2, 2**499: 3}, {5: 1}, {2**499: 4}], params, random_state="secrets")
+    assert result.total == {1: 2, 5: 1, 2**499: 7} and len(result.keys[-1]) == 32
