@@ -6,12 +6,13 @@ from dataclasses import dataclass
 
 import numpy as np
 import pandas as pd
+from joblib import Parallel, delayed
 
 from fedlib.bench import speed_ratios
 from fedlib.cluster import KMeans, OneShotFederatedKMeans, kmeans_objective, kmeans_plusplus, lloyd, loss_ratio
 from fedlib.data import Dataset, iid_partition, non_iid_partition
 from fedlib.papers import mufc as mufc_paper
-from fedlib.utils import SeedLike, check_random_state
+from fedlib.utils import SeedLike, check_random_state, spawn_generators
 
 #: MUFC's name of each dataset of :func:`fedlib.data.load` that MUFC also uses.
 MUFC_NAMES = {
@@ -35,16 +36,33 @@ class DatasetProfiles:
     table: pd.DataFrame  #: n, d, K and imbalance, ours beside the paper's
 
 
+def _fit_kmeans(X: np.ndarray, K: int, n_init: int, rng) -> KMeans:
+    """K-means with ``n_init`` restarts from its own stream (one job of :func:`dataset_profiles`)."""
+    return KMeans(K, n_init=n_init, random_state=rng).fit(X)
+
+
 def dataset_profiles(
-    datasets: dict[str, Dataset], X_used: dict[str, np.ndarray], *, n_init: int, random_state: SeedLike = None
+    datasets: dict[str, Dataset],
+    X_used: dict[str, np.ndarray],
+    *,
+    n_init: int,
+    n_jobs: int = 1,
+    random_state: SeedLike = None,
 ) -> DatasetProfiles:
-    """Fit K-means on every dataset and set its size and imbalance beside MUFC's published ones."""
-    rng = check_random_state(random_state)
+    """Fit K-means on every dataset and set its size and imbalance beside MUFC's published ones.
+
+    Every dataset's fit draws from its own stream spawned from ``random_state``;
+    ``n_jobs`` processes share the fits and give the same profiles as one.
+    """
+    streams = spawn_generators(random_state, len(datasets))
+    models = Parallel(n_jobs=n_jobs)(
+        delayed(_fit_kmeans)(X_used[name], ds.n_clusters, n_init, stream)
+        for (name, ds), stream in zip(datasets.items(), streams, strict=True)
+    )
     fits, sizes, published_sizes, rows = {}, {}, {}, []
-    for name, ds in datasets.items():
+    for (name, ds), model in zip(datasets.items(), models, strict=True):
         X = X_used[name]
-        model = KMeans(ds.n_clusters, n_init=n_init, random_state=rng)
-        fits[name] = model.fit(X)
+        fits[name] = model
         sizes[name] = np.sort(np.bincount(model.labels_, minlength=ds.n_clusters))[::-1]
         spec = mufc_paper.DATASET_SPECS.get(MUFC_NAMES.get(name, ""))
         published = spec.cluster_sizes if spec else None
@@ -65,39 +83,53 @@ def dataset_profiles(
     return DatasetProfiles(fits, sizes, published_sizes, pd.DataFrame(rows).set_index("dataset"))
 
 
+def _one_seeding(X: np.ndarray, K: int, phi_star: float, rng) -> tuple[float, float, float]:
+    """Loss ratios of one K-means++ seeding, one uniform seeding and Lloyd from the K-means++ seeds."""
+    centers, _ = kmeans_plusplus(X, K, random_state=rng)
+    uniform = X[rng.choice(X.shape[0], K, replace=False)]
+    return (
+        kmeans_objective(X, centers) / phi_star,
+        kmeans_objective(X, uniform) / phi_star,
+        lloyd(X, centers).inertia / phi_star,
+    )
+
+
 def seeding_quality(
     datasets: dict[str, Dataset],
     X_used: dict[str, np.ndarray],
     fits: dict[str, KMeans],
     *,
     n_reps: int,
+    n_jobs: int = 1,
     random_state: SeedLike = None,
 ) -> pd.DataFrame:
     """Loss ratio of K-means++ seeds, of uniform seeds and of Lloyd from the seeds, beside ``8(ln K + 2)``.
 
     ``phi^*`` is the inertia of ``fits[name]``; one row per dataset, means over
-    ``n_reps`` seedings (and the worst K-means++ seeding).
+    ``n_reps`` seedings (and the worst K-means++ seeding). Every seeding draws
+    from its own stream, spawned from ``random_state``, so ``n_jobs`` processes
+    share them and give the same table as one.
     """
-    rng = check_random_state(random_state)
+    names = list(datasets)
+    streams = iter(spawn_generators(random_state, len(names) * n_reps))
+    jobs = [(name, next(streams)) for name in names for _ in range(n_reps)]
+    ratios = Parallel(n_jobs=n_jobs)(
+        delayed(_one_seeding)(X_used[name], datasets[name].n_clusters, fits[name].inertia_, stream)
+        for name, stream in jobs
+    )
     rows = []
-    for name, ds in datasets.items():
-        X, K = X_used[name], ds.n_clusters
-        phi_star = fits[name].inertia_
-        seeded, uniform, refined = [], [], []
-        for _ in range(n_reps):
-            centers, _ = kmeans_plusplus(X, K, random_state=rng)
-            seeded.append(kmeans_objective(X, centers) / phi_star)
-            uniform.append(kmeans_objective(X, X[rng.choice(X.shape[0], K, replace=False)]) / phi_star)
-            refined.append(lloyd(X, centers).inertia / phi_star)
+    for i, name in enumerate(names):
+        seeded, uniform, refined = np.array(ratios[i * n_reps : (i + 1) * n_reps]).T
+        K = datasets[name].n_clusters
         rows.append(
             {
-                "dataset": ds.name,
+                "dataset": datasets[name].name,
                 "K": K,
                 "bound 8(ln K + 2)": 8 * (np.log(K) + 2),
-                "K-means++ seeds": np.mean(seeded),
-                "K-means++ seeds (worst)": np.max(seeded),
-                "uniform seeds": np.mean(uniform),
-                "K-means++ then Lloyd": np.mean(refined),
+                "K-means++ seeds": seeded.mean(),
+                "K-means++ seeds (worst)": seeded.max(),
+                "uniform seeds": uniform.mean(),
+                "K-means++ then Lloyd": refined.mean(),
             }
         )
     table = pd.DataFrame(rows).set_index("dataset")

@@ -807,7 +807,7 @@ class SCMAAtScale:
         return pd.DataFrame(
             {
                 "field (bits)": [self.direct_prime_bits, self.hashed_prime_bits],
-                "message per client (bits)": [self.direct_bits, self.hashed_bits],
+                "message per client (bits)": [f"{self.direct_bits:,}", f"{self.hashed_bits:,}"],
                 "seconds": [f">= {self.direct_roots_lower:,.0f} (root finding alone, not run)",
                             f"{self.hashed_seconds:.1f} (whole round)"],
                 "sum equals the plain sum": ["not run", "yes" if self.equals_plain_sum else "NO"],
