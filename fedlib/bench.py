@@ -166,15 +166,6 @@ def random_sparse_clients(
     return clients
 
 
-def _plain_sum(client_counts: Sequence[Mapping[int, int]]) -> dict[int, int]:
-    """The sum of the clients' vectors in the clear, sorted by bin: what every round must return."""
-    plain: dict[int, int] = {}
-    for counts in client_counts:
-        for j, q in counts.items():
-            plain[int(j)] = plain.get(int(j), 0) + int(q)
-    return dict(sorted(plain.items()))
-
-
 def _timed_power_sum_decoding(
     syndromes: list[int], p: int, *, known_support: list[int] | None = None, random_state: SeedLike = 0
 ) -> tuple[dict[int, int], tuple[float, float, float, float]]:
@@ -257,7 +248,7 @@ def scma_round_timings(
     Federated Clusters", ICLR 2023, Alg. 2 and App. C.
     """
     from fedlib.field import _poly
-    from fedlib.secagg import scma_aggregate, scma_encode, scma_params, zero_sum_masks
+    from fedlib.secagg import plain_sparse_sum, scma_aggregate, scma_encode, scma_params, zero_sum_masks
 
     _poly._use_flint("flint")
     start = time.perf_counter()
@@ -275,7 +266,7 @@ def scma_round_timings(
     start = time.perf_counter()
     syndromes = scma_aggregate(messages, params)
     t_aggregate = time.perf_counter() - start
-    plain = _plain_sum(client_counts)
+    plain = plain_sparse_sum(client_counts)
     total, (t_locator, t_roots, t_magnitudes, t_check) = _timed_power_sum_decoding(
         syndromes, p, known_support=None if time_roots else sorted(plain), random_state=random_state
     )
@@ -402,7 +393,7 @@ def hashed_scma_round_timings(
         When python-flint is not installed.
     """
     from fedlib.field import _poly
-    from fedlib.secagg import hashed_scma_encode, hashed_scma_params, zero_sum_mask_arrays
+    from fedlib.secagg import hashed_scma_encode, hashed_scma_params, plain_sparse_sum, zero_sum_mask_arrays
     from fedlib.secagg._scma_hashed import _draw_key, _indices_from_table
 
     _poly._use_flint("flint")
@@ -433,7 +424,7 @@ def hashed_scma_round_timings(
     start = time.perf_counter()
     total = _indices_from_table(aggregate, params, key, nodes)
     t_table = time.perf_counter() - start
-    plain = _plain_sum(client_counts)
+    plain = plain_sparse_sum(client_counts)
     if total != plain:
         raise RuntimeError("hashed SCMA decoded a different sum than the plain sum")  # a bug if it ever fires
     return HashedSCMATimings(
@@ -524,7 +515,7 @@ def main(argv: Sequence[str] | None = None) -> None:
 
     from fedlib.field import berlekamp_massey
     from fedlib.field._poly import _flint_ctx, power_sums
-    from fedlib.secagg import scma_params
+    from fedlib.secagg import plain_sparse_sum, scma_params
 
     parser = argparse.ArgumentParser(description=main.__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--clients", type=int, default=100)
@@ -551,10 +542,7 @@ def main(argv: Sequence[str] | None = None) -> None:
         repeat=1,
     )
     ten = random_sparse_clients(10, args.clusters, **shape, random_state=args.seed)
-    total: dict[int, int] = {}
-    for v in ten:
-        for j, q in v.items():
-            total[j] = total.get(j, 0) + q
+    total = plain_sparse_sum(ten)
     syndromes = power_sums(list(total), list(total.values()), two_t, p)
     locator = speed_ratios(
         {"python": lambda: berlekamp_massey(syndromes, p), "flint": lambda: _flint_ctx(p).minpoly(syndromes)},

@@ -26,6 +26,7 @@ from fedlib.field import splitting_seconds
 from fedlib.papers import mufc as paper
 from fedlib.secagg import (
     dense_secure_sum_bits,
+    plain_sparse_sum,
     scma_aggregate,
     scma_decode,
     scma_encode,
@@ -728,11 +729,7 @@ def scma_round_cost(
     start = time.perf_counter()
     decoded = scma_decode(scma_aggregate(messages, params), params)
     decode = time.perf_counter() - start
-    expected: dict[int, int] = {}
-    for v in vectors:
-        for j, q in v.items():
-            expected[j] = expected.get(j, 0) + q
-    if decoded != dict(sorted(expected.items())):
+    if decoded != plain_sparse_sum(vectors):
         raise RuntimeError("SCMA decoded a different sum than the plain sum")  # a bug if it ever fires
     return SCMARoundCost(
         scma_bits=params.message_bits,
@@ -833,10 +830,6 @@ def scma_at_scale(problem: FederatedProblem, *, random_state: SeedLike = None) -
         model = MUFC(problem.n_clusters, aggregation="scma-hashed", server_n_init=1, random_state=seed)
         model.fit(problem.X, problem.parts)
     vectors = model.client_counts_
-    plain: dict[int, int] = {}
-    for v in vectors:
-        for j, c in v.items():
-            plain[j] = plain.get(j, 0) + c
     hashed = model.scma_params_
     direct = scma_params(
         n_samples=hashed.n_samples, n_bins=hashed.n_bins, n_clusters=hashed.n_clusters, n_clients=len(vectors)
@@ -854,7 +847,7 @@ def scma_at_scale(problem: FederatedProblem, *, random_state: SeedLike = None) -
         table_load=hashed.table_rows / (hashed.n_syndromes // 2),
         hashed_seconds=model.fit_report_.aggregation_seconds,
         hashed_attempts=model.scma_attempts_,
-        equals_plain_sum=model.counts_ == dict(sorted(plain.items())),
+        equals_plain_sum=model.counts_ == plain_sparse_sum(vectors),
     )
 
 

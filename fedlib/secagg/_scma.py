@@ -125,6 +125,52 @@ def scma_params(
     )
 
 
+def plain_sparse_sum(client_counts: Sequence[Mapping[int, int]]) -> dict[int, int]:
+    """``q = Σ_l q^(l)`` in the clear, sorted by bin: what every secure round must return (and MUFC's plaintext mode).
+
+    Parameters
+    ----------
+    client_counts : sequence of mapping of int to int
+        ``q^(l)`` of every client: bin index to count.
+
+    Returns
+    -------
+    dict of int to int
+        Bin index to total count, sorted by index.
+
+    Examples
+    --------
+    >>> plain_sparse_sum([{1: 3, 2: 4}, {2: 1, 4: 4}])
+    {1: 3, 2: 5, 4: 4}
+    """
+    total: dict[int, int] = {}
+    for counts in client_counts:
+        for j, q in counts.items():
+            total[int(j)] = total.get(int(j), 0) + int(q)
+    return dict(sorted(total.items()))
+
+
+def _check_client(counts: Mapping[int, int], params, who: str) -> None:
+    """One client's vector: indices and counts in range, at most ``K`` non-zeros (both SCMA rounds)."""
+    _check_counts(counts, params, who)
+    if len(counts) > params.n_clusters:
+        raise ValueError(
+            f"{who}: a client may send at most K={params.n_clusters} non-zero bins, got {len(counts)}; "
+            "more could make the sum undecodable from 2KL syndromes."
+        )
+
+
+def _check_held(client_counts: Sequence[Mapping[int, int]], params) -> None:
+    """The clients' points in all must fit the ``n`` the parameters were made for (both SCMA rounds)."""
+    held = sum(int(v) for counts in client_counts for v in counts.values())
+    if held > params.n_samples:
+        raise ValueError(
+            f"the clients hold {held} points in all, more than n_samples={params.n_samples} the parameters were "
+            f"made for: the field (p = {params.prime}) cannot hold the sum, which would decode wrong. "
+            "Make the parameters with the true total."
+        )
+
+
 def _check_counts(counts: Mapping[int, int], params: SCMAParams, who: str) -> None:
     for j, q in counts.items():
         if not 1 <= int(j) <= params.n_bins:
@@ -175,12 +221,7 @@ def scma_encode(
     C. Pan, J. Sima, S. Prakash, V. Rana, O. Milenkovic. "Machine Unlearning of
     Federated Clusters", ICLR 2023, Alg. 2.
     """
-    _check_counts(counts, params, "scma_encode")
-    if len(counts) > params.n_clusters:
-        raise ValueError(
-            f"scma_encode: a client may send at most K={params.n_clusters} non-zero bins, got {len(counts)}; "
-            "more could make the sum undecodable from 2KL syndromes."
-        )
+    _check_client(counts, params, "scma_encode")
     if len(mask) != params.n_syndromes:
         raise ValueError(f"mask has length {len(mask)}, need 2T={params.n_syndromes}.")
     p = params.prime
@@ -324,13 +365,7 @@ def secure_sparse_sum(
     >>> secure_sparse_sum([{1: 3, 2: 4}, {2: 1, 4: 4}], params, random_state=0).total
     {1: 3, 2: 5, 4: 4}
     """
-    held = sum(int(v) for counts in client_counts for v in counts.values())
-    if held > params.n_samples:
-        raise ValueError(
-            f"the clients hold {held} points in all, more than n_samples={params.n_samples} the parameters were "
-            f"made for: the field (p = {params.prime}) cannot hold the sum, which would decode wrong. "
-            "Make the parameters with the true total."
-        )
+    _check_held(client_counts, params)
     masks = zero_sum_masks(len(client_counts), params.n_syndromes, params.prime, random_state=random_state)
     messages = [scma_encode(c, params, z, backend=backend) for c, z in zip(client_counts, masks, strict=True)]
     total = scma_decode(scma_aggregate(messages, params), params, backend=backend)

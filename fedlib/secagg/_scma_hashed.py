@@ -39,7 +39,7 @@ import hashlib
 import math
 import secrets
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 
 import numpy as np
 
@@ -48,7 +48,7 @@ from fedlib._validation import check_random_state, check_scalar
 from fedlib.field import DecodingError, check_prime, decode_power_sums
 from fedlib.field._poly import power_sums
 from fedlib.secagg._masks import MAX_ARRAY_MODULUS, zero_sum_mask_arrays
-from fedlib.secagg._scma import _check_counts
+from fedlib.secagg._scma import _check_client, _check_held
 
 #: The field of the hashed round: ``q = 4194240 · 2**40 + 1 = 2**46 · 3 · 5 · 17 · 257 + 1``, a 62-bit prime
 #: whose ``q − 1`` is smooth, so the locator's roots split by power characters (:func:`fedlib.field.poly_roots`).
@@ -382,11 +382,7 @@ def hashed_scma_encode(
     Federated Clusters", ICLR 2023, Alg. 2. M. T. Goodrich, M. Mitzenmacher.
     "Invertible Bloom Lookup Tables", Allerton 2011.
     """
-    _check_counts(counts, params, "hashed_scma_encode")
-    if len(counts) > params.n_clusters:
-        raise ValueError(
-            f"hashed_scma_encode: a client may send at most K={params.n_clusters} non-zero bins, got {len(counts)}."
-        )
+    _check_client(counts, params, "hashed_scma_encode")
     mask = np.asarray(mask, dtype=np.uint64)
     if mask.shape != (params.message_length,):
         raise ValueError(f"mask has shape {mask.shape}, need ({params.message_length},).")
@@ -564,8 +560,8 @@ class HashedSCMAResult:
 
     total: dict[int, int]
     params: HashedSCMAParams
-    keys: list[bytes] = field(default_factory=list)
-    aggregate: np.ndarray = field(default_factory=lambda: np.zeros(0, dtype=np.uint64))
+    keys: list[bytes]
+    aggregate: np.ndarray
 
     @property
     def attempts(self) -> int:
@@ -636,12 +632,7 @@ def secure_hashed_sparse_sum(
     >>> result.total == {1: 3, 4: 4, 2**299: 5}, result.attempts
     (True, 1)
     """
-    held = sum(int(v) for counts in client_counts for v in counts.values())
-    if held > params.n_samples:
-        raise ValueError(
-            f"the clients hold {held} points in all, more than n_samples={params.n_samples} the parameters were "
-            "made for. Make the parameters with the true total."
-        )
+    _check_held(client_counts, params)
     max_attempts = check_scalar(max_attempts, "max_attempts", "int", min_val=1)
     stream = random_state if isinstance(random_state, str) else check_random_state(random_state)
     keys: list[bytes] = []

@@ -30,7 +30,13 @@ from fedlib.cluster import (
 )
 from fedlib.cluster._federated import _warn_small_clients
 from fedlib.cluster._kmeanspp import _kmeans_plusplus
-from fedlib.secagg import hashed_scma_params, scma_params, secure_hashed_sparse_sum, secure_sparse_sum
+from fedlib.secagg import (
+    hashed_scma_params,
+    plain_sparse_sum,
+    scma_params,
+    secure_hashed_sparse_sum,
+    secure_sparse_sum,
+)
 from fedlib.unlearn._ids import IdIndex
 from fedlib.unlearn._report import RemovalReport
 from fedlib.unlearn._seeding import _unlearn_seeding
@@ -303,10 +309,7 @@ class MUFC(FederatedClusteringMixin):
             self.counts_, self.scma_attempts_ = result.total, result.attempts
         else:
             self.scma_attempts_ = 0
-            total: Counter[int] = Counter()
-            for v in vectors:
-                total.update(v)
-            self.counts_ = dict(sorted(total.items()))
+            self.counts_ = plain_sparse_sum(vectors)
         return time.perf_counter() - start
 
     def _fit_server(self) -> float:
