@@ -20,7 +20,7 @@ endif
 export PYTHONHASHSEED := 0
 
 CHAPTERS := $(shell find notebooks -name '*.md' ! -name 'README.md' | sort)
-LIBRARY  := $(shell find fedlib -name '*.py') pyproject.toml
+LIBRARY  := $(shell find fedlib book/fedbook -name '*.py') pyproject.toml book/pyproject.toml
 BOOKSRC  := _config.yml _toc.yml $(shell find book -type f ! -name '*.pyc')
 SRC      := _build/$(SCALE)/src
 EXECUTED := $(patsubst %.md,$(SRC)/%.ipynb,$(CHAPTERS))
@@ -31,10 +31,12 @@ HTML     := _build/$(SCALE)/_build/html/index.html
 
 setup: $(STAMP)
 
-$(STAMP): requirements.txt constraints.txt pyproject.toml
+$(STAMP): requirements.txt constraints.txt pyproject.toml book/pyproject.toml
 	@test -x $(PY) || $(PYTHON) -m venv $(VENV)
 	$(PY) -m pip install --quiet --disable-pip-version-check -r requirements.txt -c constraints.txt
-	$(PY) -m pip install --quiet --disable-pip-version-check --no-deps --no-build-isolation -e .
+	@# The library's distribution was called fedlib before it became fedlib-unlearning: drop an old install.
+	@$(PY) -m pip uninstall --quiet --yes fedlib 2>/dev/null || true
+	$(PY) -m pip install --quiet --disable-pip-version-check --no-deps --no-build-isolation -e . -e book
 	@touch $@
 
 # A chapter is executed again only when its source, the library or the environment changed.
@@ -58,11 +60,11 @@ chapter: $(STAMP)
 # Both cores: the book tests share build products (_build/ci) and form one xdist group, so one worker runs
 # them all in order (tests/book/conftest.py keeps the groups working with pytest 9.2); the rest is spread over both.
 test: $(STAMP)
-	$(PY) -m ruff check fedlib tests tools book/_ext benchmarks
+	$(PY) -m ruff check fedlib book/fedbook tests tools book/_ext benchmarks
 	$(PY) -m pytest -n 2 --dist loadgroup
 
 lint: $(STAMP)
-	$(PY) -m ruff check fedlib tests tools book/_ext benchmarks
+	$(PY) -m ruff check fedlib book/fedbook tests tools book/_ext benchmarks
 
 clean:
 	rm -rf _build

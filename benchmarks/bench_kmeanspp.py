@@ -11,11 +11,11 @@ from __future__ import annotations
 import argparse
 from functools import partial
 
+from fedbook.bench import speed_ratios
 from sklearn.cluster import kmeans_plusplus as sklearn_kmeans_plusplus
 from threadpoolctl import threadpool_limits
 
 from fedlib import data
-from fedlib.bench import speed_ratios
 from fedlib.cluster import kmeans_plusplus
 
 

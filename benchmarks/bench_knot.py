@@ -56,7 +56,7 @@ def median_seconds(D: np.ndarray, method: str, repeat: int):
 
 def simulator_overhead(aggregations: int, seed: int) -> None:
     """Overhead of the simulator per aggregation, as a fraction of the local training it schedules."""
-    from fedlib.experiments.knot import runs, tasks
+    from fedbook.knot import runs, tasks
 
     task = tasks.tasks("default")["MNIST"]
     data = tasks.prepare(task, random_state=seed)

@@ -27,8 +27,8 @@ from functools import partial
 
 import numpy as np
 import torch
+from fedbook.bench import speed_ratios
 
-from fedlib.bench import speed_ratios
 from fedlib.learn import FederatedTrainer, LocalSGD, choose_method, get_flat, make_model, n_parameters, train_clients
 
 

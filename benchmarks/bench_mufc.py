@@ -19,11 +19,11 @@ import argparse
 import time
 
 import numpy as np
+from fedbook import mufc as experiments
 from threadpoolctl import threadpool_limits
 
 from fedlib.cluster import KMeans, kmeans_objective, kmeans_plusplus
 from fedlib.data import make_blobs
-from fedlib.experiments import mufc as experiments
 from fedlib.unlearn import MUFC
 
 

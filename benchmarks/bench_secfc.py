@@ -33,13 +33,13 @@ from functools import partial
 
 import numpy as np
 import pandas as pd
+from fedbook.bench import speed_ratios
+from fedbook.papers import secfc as paper
 from threadpoolctl import threadpool_limits
 
-from fedlib.bench import speed_ratios
 from fedlib.cluster import KFED, centralized_lloyd
 from fedlib.data import k_prime_partition, make_gaussian_mixture
 from fedlib.field import LagrangeCode, LimbMatrix, matmul_mod
-from fedlib.papers import secfc as paper
 from fedlib.secagg import SECFC_PRIME, SecFC, default_colluders
 
 SMALL_SAMPLES = 4096

@@ -8,6 +8,9 @@ Subpackages, lowest layer first (each imports only from the ones before it):
 - :mod:`fedlib.cluster`: clustering without privacy: K-means++, Lloyd on
   coordinates or from distances, the K-means objective, accuracy, one-shot
   federated K-means, K-FED and MUFC's quantization grid.
+- :mod:`fedlib.learn`: federated learning with torch on the CPU: seeded models,
+  vectorised local SGD, FedAvg over a pluggable aggregator and KNOT's
+  asynchronous clustered trainer.
 - :mod:`fedlib.secagg`: SCMA (MUFC Alg. 2) with zero-sum masks, LCC sharing of
   data points and SecFC (SecFC Alg. 1) with its overflow bound.
 - :mod:`fedlib.unlearn`: exact unlearning: of K-means++ seeding (MUFC Alg. 3),
@@ -18,11 +21,13 @@ Beside them:
 - :mod:`fedlib.privacy`: what a protocol reveals by design: reconstruction of
   the data from SecFC's decoded seed distances.
 - :mod:`fedlib.data`: datasets (hash-checked files, generators, labelled
-  stand-ins) and client partitions; :mod:`fedlib.papers`: the papers' published
-  numbers, as data.
-- :mod:`fedlib.experiments` and :mod:`fedlib.plot`: the chapters' experiment
-  drivers and figures; :mod:`fedlib.bench`: timing ratios for benchmarks;
+  stand-ins, published shapes) and client partitions.
+- :mod:`fedlib.plot`: one figure style for every chapter;
   :mod:`fedlib.utils`: the public seed, scalar-check and progress helpers.
+
+fedlib holds algorithms only. The experiments that reproduce the papers, their
+published numbers and the benchmark helpers live beside the book (``book/fedbook``)
+and are never imported here.
 """
 
 __version__ = "0.1.0"

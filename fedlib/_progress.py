@@ -10,7 +10,7 @@ T = TypeVar("T")
 
 
 def progress(iterable: Iterable[T], **kwargs) -> Iterable[T]:
-    """Wrap ``iterable`` in a tqdm bar unless ``FEDLIB_PROGRESS=0`` (set by the book build).
+    """Wrap ``iterable`` in a tqdm bar unless ``FEDLIB_PROGRESS=0`` (set by the book build) or tqdm is missing.
 
     Parameters
     ----------
@@ -26,6 +26,8 @@ def progress(iterable: Iterable[T], **kwargs) -> Iterable[T]:
     """
     if os.environ.get("FEDLIB_PROGRESS", "1") == "0":
         return iterable
-    from tqdm.auto import tqdm
-
+    try:
+        from tqdm.auto import tqdm
+    except ImportError:  # tqdm comes with the "data" extra; without it, no bar
+        return iterable
     return tqdm(iterable, **kwargs)

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import numbers
+import warnings
 from typing import Literal
 
 import numpy as np
@@ -312,3 +313,38 @@ def check_ids(ids, name: str = "ids") -> NDArrayInt:
         if bad.any():
             raise ValueError(f"{name} must be whole numbers; got {arr[bad][:5].tolist()}.")
     return arr.astype(np.int64)
+
+
+def check_race_keys(race_keys, n_samples: int, n_clusters: int) -> NDArrayFloat:
+    """Validate exponential-race keys: shape (n_samples, >= n_clusters), positive and finite."""
+    keys = np.asarray(race_keys, dtype=np.float64)
+    if keys.ndim != 2 or keys.shape[0] != n_samples or keys.shape[1] < n_clusters:
+        raise ValueError(
+            f"race_keys must have shape (n_samples={n_samples}, >= n_clusters={n_clusters}), got {keys.shape}."
+        )
+    if not np.all(np.isfinite(keys)) or np.any(keys <= 0):
+        raise ValueError("race_keys must be positive and finite (Exponential(1) draws).")
+    return keys
+
+
+def warn_small_clients(sizes, n_clusters: int, estimator: str, *, parameter: str = "n_clusters") -> int:
+    """Warn once when some clients hold fewer points than the clusters they are asked for; return how many do.
+
+    Such a client uses all its points as its local centres, so it sends fewer
+    than ``n_clusters`` of them. One :class:`UserWarning` per call (per
+    ``fit``), naming the count, the smallest client and what is done; nothing
+    when every client holds at least ``n_clusters`` points. ``parameter``
+    names the estimator's setting in the message (``n_local_clusters`` for
+    :class:`KFED`). The warning points at the caller of ``fit``.
+    """
+    sizes = np.asarray(sizes)
+    small = int(np.count_nonzero(sizes < n_clusters))
+    if small:
+        warnings.warn(
+            f"{estimator}: {small} of {sizes.size} clients hold fewer points than {parameter}={n_clusters} "
+            f"(the smallest holds {int(sizes.min())}); each of them uses all its points as its local centres "
+            f"and so sends fewer than {n_clusters} centres.",
+            UserWarning,
+            stacklevel=3,
+        )
+    return small

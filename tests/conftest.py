@@ -28,10 +28,11 @@ def rng(global_random_seed) -> np.random.Generator:
 def load_real(name: str):
     """A real dataset, or skip when its file cannot be had here (never in CI, where the mirror exists)."""
     from fedlib import data
+    from fedlib.exceptions import DataUnavailableError
 
     try:
         return data.load(name)
-    except data.DataUnavailableError as exc:
+    except DataUnavailableError as exc:
         if os.environ.get("CI"):
             raise
         pytest.skip(f"{name} not available: {exc}")

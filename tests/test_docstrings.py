@@ -23,6 +23,7 @@ from numpydoc.validate import validate
 ROOT = Path(__file__).resolve().parents[1]
 
 PACKAGES = (
+    "fedlib.exceptions",
     "fedlib.cluster",
     "fedlib.field",
     "fedlib.secagg",

@@ -47,7 +47,9 @@ def stage(scale: str) -> Path:
         shutil.copy2(ROOT / name, src / name)
     if (src / "book").exists():
         shutil.rmtree(src / "book")
-    shutil.copytree(ROOT / "book", src / "book", copy_function=shutil.copy2)
+    # The book's pages, not its Python package (book/fedbook, book/pyproject.toml: installed, never rendered).
+    ignore = shutil.ignore_patterns("fedbook", "pyproject.toml", "*.egg-info", "__pycache__")
+    shutil.copytree(ROOT / "book", src / "book", copy_function=shutil.copy2, ignore=ignore)
     # Library source, so chapters can show it with {literalinclude} (excluded from the build as documents).
     if (src / "fedlib").exists():
         shutil.rmtree(src / "fedlib")

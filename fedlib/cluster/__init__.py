@@ -32,7 +32,6 @@ from fedlib.cluster._accuracy import clustering_accuracy
 from fedlib.cluster._assignment import (
     ASSIGNMENT_METHODS,
     Assignment,
-    InfeasibleAssignment,
     SubdeterminantSample,
     assignment_constraints,
     cluster_anchors,
@@ -58,7 +57,13 @@ from fedlib.cluster._distance_lloyd import (
 )
 from fedlib.cluster._federated import FederatedClusteringMixin, OneShotFederatedKMeans, local_clusters
 from fedlib.cluster._kfed import KFED
-from fedlib.cluster._kmeanspp import CoordinateColumns, DistanceColumns, draw_race_keys, kmeans_plusplus
+from fedlib.cluster._kmeanspp import (
+    CoordinateColumns,
+    DistanceColumns,
+    draw_race_keys,
+    kmeans_plusplus,
+    kmeans_plusplus_indices,
+)
 from fedlib.cluster._lloyd import KMeans, LloydResult, lloyd
 from fedlib.cluster._membership import cluster_sizes, cluster_sums, membership_matrix
 from fedlib.cluster._objective import kmeans_objective, loss_ratio
@@ -73,7 +78,6 @@ __all__ = [
     "DistanceOracle",
     "FederatedClusteringMixin",
     "FloatDistances",
-    "InfeasibleAssignment",
     "KMeans",
     "LloydResult",
     "OneShotFederatedKMeans",
@@ -94,6 +98,7 @@ __all__ = [
     "integer_determinant",
     "kmeans_objective",
     "kmeans_plusplus",
+    "kmeans_plusplus_indices",
     "lambda_lp_objective",
     "lexmin_assignment",
     "lloyd",

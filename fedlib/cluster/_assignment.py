@@ -43,19 +43,16 @@ import math
 from dataclasses import dataclass
 from fractions import Fraction
 
-import networkx as nx
 import numpy as np
 from scipy import sparse
 
+from fedlib._optional import import_optional
 from fedlib._typing import SeedLike
 from fedlib._validation import check_option, check_random_state, check_scalar
+from fedlib.exceptions import InfeasibleAssignment
 
 #: Solvers of :func:`lexmin_assignment`.
 ASSIGNMENT_METHODS = ("lexmin_flow", "minsum_flow", "network_simplex", "paper_lp")
-
-
-class InfeasibleAssignment(ValueError):
-    """No assignment meets the cluster-size bounds (KNOT's constraints (2)-(5))."""
 
 
 @dataclass(frozen=True)
@@ -241,6 +238,7 @@ def match_ratings(T, S, n_clusters: int, *, a: float | None = None, b: float = 1
 
 def _flow(costs: list[list[int]], lo: int, hi: int) -> np.ndarray:
     """Min-cost flow source → client → cluster → sink with exact integer costs; the (K, N) 0/1 solution."""
+    nx = import_optional("networkx", "assignment", feature="lexmin_assignment(method='network_simplex')")
     K, N = len(costs), len(costs[0])
     G = nx.DiGraph()
     G.add_node("source", demand=-K)
@@ -329,8 +327,8 @@ def _successive_shortest_paths(costs: list[list[int]], lo: int, hi: int) -> np.n
 
 def _paper_lp(D: np.ndarray, lo: int, hi: int) -> np.ndarray:
     """The paper's λ-LP in floating point (GLOP): weights (KN)^D as floats, to show how it fails."""
-    from ortools.linear_solver import pywraplp
-
+    feature = "lexmin_assignment(method='paper_lp')"
+    pywraplp = import_optional("ortools.linear_solver.pywraplp", "assignment", feature=feature)
     K, N = D.shape
     with np.errstate(over="ignore"):
         weights = np.power(float(K * N), D.astype(np.float64))  # inf past float64's range

@@ -34,10 +34,11 @@ import numpy as np
 from fedlib._typing import NDArrayInt, SeedLike
 from fedlib._validation import check_array, check_n_clusters, check_random_state, check_scalar, spawn_generators
 from fedlib.cluster._distance import squared_distances
-from fedlib.cluster._kmeanspp import _kmeans_plusplus
+from fedlib.cluster._kmeanspp import kmeans_plusplus_indices
 from fedlib.cluster._lloyd import LloydResult, lloyd_loop
 from fedlib.cluster._membership import cluster_sizes, cluster_sums
-from fedlib.field import FieldOverflowError, quantize
+from fedlib.exceptions import FieldOverflowError
+from fedlib.field import quantize
 
 __all__ = [
     "DistanceOracle",
@@ -90,7 +91,7 @@ class PlainIntegerDistances:
 
     Raises
     ------
-    fedlib.field.FieldOverflowError
+    fedlib.exceptions.FieldOverflowError
         If ``4 m² d max|x̄|²`` reaches 2**62, so that some ``d'`` could overflow int64.
 
     Examples
@@ -387,7 +388,9 @@ def distance_lloyd(
         if init not in _INITS:
             raise ValueError(f"init must be 'kmeans++', 'random_assignment' or an array of labels, got {init!r}.")
         if init == "kmeans++":
-            seeds, seed_distances = _kmeans_plusplus(OracleColumns(oracle), k, np.ones(m), rng, return_distances=True)
+            seeds, seed_distances = kmeans_plusplus_indices(
+                OracleColumns(oracle), k, np.ones(m), rng, return_distances=True
+            )
             labels = separate(seed_distances, seeds)
         else:
             labels = rng.integers(0, k, size=m).astype(np.int64)
@@ -445,7 +448,7 @@ def centralized_lloyd(
 
     Raises
     ------
-    fedlib.field.FieldOverflowError
+    fedlib.exceptions.FieldOverflowError
         If ``scale`` makes ``floor(λX)`` or the exact ``d'`` too large for int64.
 
     Notes

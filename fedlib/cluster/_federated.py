@@ -11,8 +11,6 @@ attributes with a trailing underscore, among them ``federated_loss_``, and
 
 from __future__ import annotations
 
-import warnings
-
 import numpy as np
 
 from fedlib._typing import NDArrayFloat, NDArrayInt, SeedLike
@@ -23,9 +21,10 @@ from fedlib._validation import (
     check_partition,
     check_scalar,
     spawn_generators,
+    warn_small_clients,
 )
 from fedlib.cluster._distance import assign_to_nearest, nearest_centre_labels, row_norms_squared
-from fedlib.cluster._kmeanspp import _kmeans_plusplus
+from fedlib.cluster._kmeanspp import kmeans_plusplus_indices
 from fedlib.cluster._lloyd import KMeans, _lloyd
 from fedlib.cluster._objective import kmeans_objective
 
@@ -55,29 +54,6 @@ class FederatedClusteringMixin:
         """
         check_is_fitted(self, "server_centers_")
         return nearest_centre_labels(X, self.server_centers_)
-
-
-def _warn_small_clients(sizes, n_clusters: int, estimator: str, *, parameter: str = "n_clusters") -> int:
-    """Warn once when some clients hold fewer points than the clusters they are asked for; return how many do.
-
-    Such a client uses all its points as its local centres, so it sends fewer
-    than ``n_clusters`` of them. One :class:`UserWarning` per call (per
-    ``fit``), naming the count, the smallest client and what is done; nothing
-    when every client holds at least ``n_clusters`` points. ``parameter``
-    names the estimator's setting in the message (``n_local_clusters`` for
-    :class:`KFED`). The warning points at the caller of ``fit``.
-    """
-    sizes = np.asarray(sizes)
-    small = int(np.count_nonzero(sizes < n_clusters))
-    if small:
-        warnings.warn(
-            f"{estimator}: {small} of {sizes.size} clients hold fewer points than {parameter}={n_clusters} "
-            f"(the smallest holds {int(sizes.min())}); each of them uses all its points as its local centres "
-            f"and so sends fewer than {n_clusters} centres.",
-            UserWarning,
-            stacklevel=3,
-        )
-    return small
 
 
 def local_clusters(
@@ -243,14 +219,14 @@ class OneShotFederatedKMeans(FederatedClusteringMixin):
         k = check_n_clusters(self.n_clusters, n)
         parts = check_partition(parts, n)
         server_n_init = check_scalar(self.server_n_init, "server_n_init", "int", min_val=1)
-        _warn_small_clients([idx.size for idx in parts], k, "OneShotFederatedKMeans")
+        warn_small_clients([idx.size for idx in parts], k, "OneShotFederatedKMeans")
         streams = spawn_generators(self.random_state, len(parts) + 1)
         norms = row_norms_squared(X)
         centers, counts, local_labels = [], [], []
         for idx, rng in zip(parts, streams[:-1], strict=True):
             Xl, nl = X[idx], norms[idx]
             kl = min(k, idx.size)
-            seeds = _kmeans_plusplus(Xl, kl, np.ones(idx.size), rng, x_squared_norms=nl)
+            seeds = kmeans_plusplus_indices(Xl, kl, np.ones(idx.size), rng, x_squared_norms=nl)
             C, lab = local_clusters(Xl, seeds, lloyd=bool(self.client_lloyd), x_squared_norms=nl)
             centers.append(C)
             counts.append(np.bincount(lab, minlength=kl))

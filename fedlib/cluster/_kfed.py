@@ -15,10 +15,11 @@ from fedlib._validation import (
     check_partition,
     check_scalar,
     spawn_generators,
+    warn_small_clients,
 )
 from fedlib.cluster._distance import assign_to_nearest, row_norms_squared, squared_distances
-from fedlib.cluster._federated import FederatedClusteringMixin, _warn_small_clients
-from fedlib.cluster._kmeanspp import _kmeans_plusplus
+from fedlib.cluster._federated import FederatedClusteringMixin
+from fedlib.cluster._kmeanspp import kmeans_plusplus_indices
 from fedlib.cluster._lloyd import _CoordinateStep, _lloyd, lloyd_loop
 from fedlib.cluster._objective import kmeans_objective
 
@@ -67,7 +68,7 @@ def _kfed_seeds(Xl: NDArrayFloat, k: int, rng: np.random.Generator, device_step:
     rank = min(k, d, n)
     _, _, Vt = randomized_svd(Xl, n_components=rank, random_state=int(rng.integers(2**31)))
     Z = Xl @ Vt.T
-    seeds = _kmeans_plusplus(Z, k, np.ones(n), rng)
+    seeds = kmeans_plusplus_indices(Z, k, np.ones(n), rng)
     members = _one_third_members(np.sqrt(squared_distances(Z, Z[seeds])))
     if device_step == "full_space":
         centers = Xl[seeds].copy()
@@ -301,7 +302,7 @@ class KFED(FederatedClusteringMixin):
         server_max_iter = check_scalar(self.server_max_iter, "server_max_iter", "int", min_val=1)
         device_step = check_option(self.device_step, "device_step", DEVICE_STEPS)
         induced = check_option(self.induced, "induced", INDUCED)
-        _warn_small_clients([idx.size for idx in parts], k_local, "KFED", parameter="n_local_clusters")
+        warn_small_clients([idx.size for idx in parts], k_local, "KFED", parameter="n_local_clusters")
         streams = spawn_generators(self.random_state, len(parts))
         centers, local_labels, slowest = [], [], 0.0
         for idx, rng in zip(parts, streams, strict=True):

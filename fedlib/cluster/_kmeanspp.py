@@ -8,7 +8,13 @@ from typing import Protocol
 import numpy as np
 
 from fedlib._typing import NDArrayFloat, NDArrayInt, SeedLike
-from fedlib._validation import check_array, check_n_clusters, check_random_state, check_sample_weight
+from fedlib._validation import (
+    check_array,
+    check_n_clusters,
+    check_race_keys,
+    check_random_state,
+    check_sample_weight,
+)
 from fedlib.cluster._distance import row_norms_squared, squared_distances
 
 
@@ -109,7 +115,9 @@ def kmeans_plusplus(
     n_positive = int(np.count_nonzero(weights))
     if n_positive < n_clusters:
         raise ValueError(f"only {n_positive} points have positive sample_weight; need >= n_clusters={n_clusters}.")
-    indices = _kmeans_plusplus(X, n_clusters, weights, rng, n_local_trials=int(n_local_trials), race_keys=race_keys)
+    indices = kmeans_plusplus_indices(
+        X, n_clusters, weights, rng, n_local_trials=int(n_local_trials), race_keys=race_keys
+    )
     return X[indices].copy(), indices
 
 
@@ -148,18 +156,6 @@ def draw_race_keys(n_samples: int, n_clusters: int, *, random_state: SeedLike = 
     """
     rng = check_random_state(random_state)
     return rng.standard_exponential((int(n_samples), int(n_clusters)))
-
-
-def check_race_keys(race_keys, n_samples: int, n_clusters: int) -> NDArrayFloat:
-    """Validate exponential-race keys: shape (n_samples, >= n_clusters), positive and finite."""
-    keys = np.asarray(race_keys, dtype=np.float64)
-    if keys.ndim != 2 or keys.shape[0] != n_samples or keys.shape[1] < n_clusters:
-        raise ValueError(
-            f"race_keys must have shape (n_samples={n_samples}, >= n_clusters={n_clusters}), got {keys.shape}."
-        )
-    if not np.all(np.isfinite(keys)) or np.any(keys <= 0):
-        raise ValueError("race_keys must be positive and finite (Exponential(1) draws).")
-    return keys
 
 
 def _sample_index(cumulative: NDArrayFloat, u: float | NDArrayFloat) -> NDArrayInt:
@@ -221,7 +217,7 @@ class CoordinateColumns:
         return squared_distances(self.X, self.X[indices], x_squared_norms=self.x_squared_norms)
 
 
-def _kmeans_plusplus(
+def kmeans_plusplus_indices(
     points: NDArrayFloat | DistanceColumns,
     n_clusters: int,
     weights: NDArrayFloat,
@@ -233,20 +229,61 @@ def _kmeans_plusplus(
     prefix: NDArrayInt | None = None,
     return_distances: bool = False,
 ):
-    """The one K-means++ kernel of fedlib; returns the chosen row indices in draw order.
+    """The one K-means++ kernel of fedlib: the chosen row indices in draw order, inputs already checked.
 
-    ``points`` is a coordinate matrix or any :class:`DistanceColumns` (SecFC's
-    seeds are drawn from decoded distances with this same kernel). Draws are
-    plain D² sampling by inverse CDF, one uniform per step (the ``t``-th centre
-    from the ``t``-th uniform of ``rng``), scikit-learn's greedy variant with
-    ``n_local_trials > 1``, or an exponential race on ``race_keys``. ``prefix``
-    holds centres already chosen (MUFC Alg. 3 keeps the seeds drawn before the
-    first removed one); drawing continues from step ``len(prefix)``, and the
-    running minimum of D² is rebuilt one centre at a time, exactly as a fresh
-    run computes it, so a replay gives the same floating-point values.
-    ``return_distances=True`` also returns the ``(n_samples, n_clusters)``
-    matrix of seed columns as ``points`` gave them (exact integers for SecFC).
-    Prior validation of the inputs is assumed.
+    :func:`kmeans_plusplus` checks its inputs and calls this; so do the
+    federated estimators and MUFC's unlearning, which hold arrays they have
+    already checked, a prefix to replay, or distances instead of coordinates.
+    Draws are plain D² sampling by inverse CDF, one uniform per step (the
+    ``t``-th centre from the ``t``-th uniform of ``rng``), scikit-learn's
+    greedy variant with ``n_local_trials > 1``, or an exponential race on
+    ``race_keys``. With a ``prefix`` drawing continues from step
+    ``len(prefix)``, and the running minimum of D² is rebuilt one centre at a
+    time, exactly as a fresh run computes it, so a replay gives the same
+    floating-point values (MUFC Alg. 3 keeps the seeds drawn before the first
+    removed one).
+
+    Parameters
+    ----------
+    points : ndarray of shape (n_samples, n_features) or DistanceColumns
+        Coordinates (float64, C-contiguous) or any :class:`DistanceColumns`
+        (SecFC's seeds are drawn from decoded distances with this same kernel).
+    n_clusters : int
+        Number of centres, at most the number of positive weights.
+    weights : ndarray of float64, shape (n_samples,)
+        Non-negative sample weights.
+    rng : numpy.random.Generator
+        The uniforms of plain and greedy sampling (unused with ``race_keys``).
+    n_local_trials : int, default=1
+        Candidates per step; 1 is plain D² sampling.
+    x_squared_norms : ndarray of shape (n_samples,), optional
+        ``||x_i||²`` of coordinate ``points``, computed when not given.
+    race_keys : ndarray of shape (n_samples, >= n_clusters), optional
+        Exponential(1) keys (:func:`draw_race_keys`), already checked.
+    prefix : ndarray of int, optional
+        Centres already chosen, in draw order.
+    return_distances : bool, default=False
+        Also return the ``(n_samples, n_clusters)`` matrix of seed columns as
+        ``points`` gave them (exact integers for SecFC).
+
+    Returns
+    -------
+    indices : ndarray of int64, shape (n_clusters,)
+        The chosen rows, in draw order.
+    distances : ndarray of shape (n_samples, n_clusters)
+        Only with ``return_distances=True``: the columns of the chosen seeds.
+
+    Warns
+    -----
+    RuntimeWarning
+        When every positive-weight point already coincides with a centre.
+
+    Examples
+    --------
+    >>> X = np.array([[0.0, 0.0], [0.1, 0.0], [5.0, 5.0], [5.1, 5.0]])
+    >>> idx = kmeans_plusplus_indices(X, 2, np.ones(4), np.random.default_rng(0))
+    >>> idx.tolist() == kmeans_plusplus(X, 2, random_state=0)[1].tolist()
+    True
     """
     columns = CoordinateColumns(points, x_squared_norms) if isinstance(points, np.ndarray) else points
     n = columns.n_samples

@@ -17,7 +17,7 @@ from fedlib._validation import (
     check_scalar,
 )
 from fedlib.cluster._distance import assign_to_nearest, nearest_centre_labels, row_norms_squared
-from fedlib.cluster._kmeanspp import _kmeans_plusplus
+from fedlib.cluster._kmeanspp import kmeans_plusplus_indices
 from fedlib.cluster._membership import cluster_sums
 
 
@@ -320,7 +320,7 @@ class KMeans:
         norms = row_norms_squared(X)
         runs = []
         for _ in range(n_init):
-            seeds = _kmeans_plusplus(X, k, weights, rng, x_squared_norms=norms)
+            seeds = kmeans_plusplus_indices(X, k, weights, rng, x_squared_norms=norms)
             result = _lloyd(X, X[seeds].copy(), weights, max_iter=max_iter, tol=tol, x_squared_norms=norms)
             runs.append((result.inertia, len(runs), result, seeds))
         _, _, best, best_seeds = min(runs, key=lambda run: run[:2])

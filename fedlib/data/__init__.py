@@ -2,7 +2,7 @@
 
 - :func:`load` and :func:`load_or_standin` read the registered real datasets
   (``fedlib/data/registry.csv``: :func:`registry`, :func:`fetch`, with
-  :class:`DataUnavailableError` and :class:`ChecksumError`) or generate the
+  :class:`~fedlib.exceptions.DataUnavailableError` and :class:`~fedlib.exceptions.ChecksumError`) or generate the
   synthetic ones; every loader returns a :class:`Dataset`.
 - Generators: :func:`make_blobs` (the one Gaussian-mixture generator),
   MUFC's Gaussian data (:func:`make_mufc_gaussian`), SecFC's mixture
@@ -25,7 +25,11 @@
   names :data:`FASHION_MNIST_CLASSES`): from the mirror, the cache, or Debian's
   ``dataset-fashion-mnist`` package, hash-checked alike.
 
-Of the rest of fedlib this package uses only :mod:`fedlib.papers` (published shapes).
+- Published shapes: MUFC's table of datasets (:data:`DATASET_SPECS` of :class:`DatasetSpec`) and
+  Gaussian data (:data:`MUFC_GAUSSIAN`), the stand-ins' shapes (:data:`STANDIN_SHAPES`) and
+  Purchase-100's (:data:`PURCHASE100`).
+
+It imports nothing from the rest of fedlib but its input checks and progress bars.
 """
 
 from fedlib.data._dataset import Dataset
@@ -47,15 +51,19 @@ from fedlib.data._partition import (
     partition_by_group,
     subsample_indices,
 )
-from fedlib.data._registry import ChecksumError, DataUnavailableError, fetch, registry
+from fedlib.data._registry import fetch, registry
+from fedlib.data._shapes import DATASET_SPECS, MUFC_GAUSSIAN, PURCHASE100, STANDIN_SHAPES, DatasetSpec
 from fedlib.data._synthetic import make_blobs, make_mufc_gaussian, make_purchase_like, make_standin, scale_max_abs
 from fedlib.data._text import text_windows
 
 __all__ = [
+    "DATASET_SPECS",
     "FASHION_MNIST_CLASSES",
-    "ChecksumError",
-    "DataUnavailableError",
+    "MUFC_GAUSSIAN",
+    "PURCHASE100",
+    "STANDIN_SHAPES",
     "Dataset",
+    "DatasetSpec",
     "available",
     "client_cluster_counts",
     "dirichlet_partition",

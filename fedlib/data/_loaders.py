@@ -12,12 +12,14 @@ from pathlib import Path
 
 import numpy as np
 
+from fedlib._optional import import_optional
 from fedlib._typing import SeedLike
 from fedlib._validation import check_random_state, check_scalar
 from fedlib.data._dataset import Dataset
-from fedlib.data._registry import DataUnavailableError, fetch, registry, verify
+from fedlib.data._registry import fetch, registry, verify
+from fedlib.data._shapes import STANDIN_SHAPES
 from fedlib.data._synthetic import make_blobs, make_mufc_gaussian, make_standin, scale_max_abs
-from fedlib.papers.datasets import STANDIN_SHAPES
+from fedlib.exceptions import DataUnavailableError
 
 
 class _NumpyOnlyUnpickler(pickle.Unpickler):
@@ -195,8 +197,7 @@ def _load_tinyshakespeare() -> Dataset:
 
 
 def _load_postures_partial() -> Dataset:
-    import pandas as pd
-
+    pd = import_optional("pandas", "data", feature="load('postures_partial')")
     table = pd.read_csv(fetch("postures_partial.csv"), na_values="?")
     markers = [f"{axis}{m}" for m in range(5) for axis in "XYZ"]
     complete = table[markers].notna().all(axis=1).to_numpy()
@@ -286,7 +287,7 @@ def load_or_standin(name: str, *, random_state: SeedLike = 0) -> Dataset:
     """:func:`load`, or a labelled stand-in (with a warning) when the file cannot be had.
 
     A stand-in has the shape of the data it replaces
-    (:data:`fedlib.papers.datasets.STANDIN_SHAPES`: n, d and cluster sizes),
+    (:data:`fedlib.data.STANDIN_SHAPES`: n, d and cluster sizes),
     not its geometry; its name ends in "(stand-in)" and ``is_standin`` is set.
 
     Parameters

@@ -182,7 +182,7 @@ def rotated_digit(
 
     Notes
     -----
-    Used by :mod:`fedlib.experiments.secfc` for the Table 3 runs of
+    Used for the Table 3 runs of
     :doc:`/notebooks/secfc/secure_clustering`.
 
     References

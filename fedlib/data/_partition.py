@@ -96,8 +96,7 @@ def non_iid_partition(
 
     Notes
     -----
-    Used in :doc:`/notebooks/foundations/kmeans` and, through
-    :mod:`fedlib.experiments.mufc`, in :doc:`/notebooks/mufc/training`.
+    Used in :doc:`/notebooks/foundations/kmeans` and :doc:`/notebooks/mufc/training`.
 
     Examples
     --------
@@ -197,7 +196,7 @@ def k_prime_partition(labels, n_clients: int, k_prime: int, *, random_state: See
 
     Notes
     -----
-    Cost O(n_samples + n_clients·k'). Used by :mod:`fedlib.experiments.secfc`
+    Cost O(n_samples + n_clients·k'). Used
     for the Tables 1-3 runs of :doc:`/notebooks/secfc/secure_clustering`.
 
     References

@@ -15,16 +15,11 @@ from functools import lru_cache
 from importlib import resources
 from pathlib import Path
 
+from fedlib._optional import import_optional
+from fedlib.exceptions import ChecksumError, DataUnavailableError
+
 #: The source checkout this module sits in, if any (a pyproject.toml beside the fedlib package).
 _CHECKOUT = Path(__file__).resolve().parents[2]
-
-
-class DataUnavailableError(FileNotFoundError):
-    """A registered data file is in neither the mirror nor the cache and cannot be fetched."""
-
-
-class ChecksumError(ValueError):
-    """A data file's SHA-256 differs from the registry's; the file is not used."""
 
 
 @dataclass(frozen=True)
@@ -81,8 +76,7 @@ def cache_dir() -> Path:
         return Path(os.environ["FEDLIB_CACHE"])
     if (_CHECKOUT / "pyproject.toml").is_file():
         return _CHECKOUT / "data" / "cache"
-    import pooch
-
+    pooch = import_optional("pooch", "data", feature="the OS data cache")
     return Path(pooch.os_cache("fedlib"))
 
 
@@ -194,8 +188,7 @@ def fetch(file: str, *, download: bool = True) -> Path:
         tried.append(f"public origin {entry.url} (downloads disabled: FEDLIB_OFFLINE=1 or download=False)")
     else:
         try:
-            import pooch
-
+            pooch = import_optional("pooch", "data", feature="downloading a registered data file")
             got = pooch.retrieve(
                 entry.url,
                 known_hash=f"sha256:{entry.sha256}",

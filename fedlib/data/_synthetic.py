@@ -7,8 +7,7 @@ import numpy as np
 from fedlib._typing import SeedLike
 from fedlib._validation import check_random_state, check_scalar
 from fedlib.data._dataset import Dataset
-from fedlib.papers.datasets import PURCHASE100
-from fedlib.papers.mufc import DATASET_SPECS, GAUSSIAN
+from fedlib.data._shapes import DATASET_SPECS, MUFC_GAUSSIAN, PURCHASE100
 
 
 def scale_max_abs(X: np.ndarray) -> np.ndarray:
@@ -127,7 +126,7 @@ def make_mufc_gaussian(
     Parameters
     ----------
     n_clusters : int or None
-        K; ``None``: the paper's 10 (:data:`fedlib.papers.mufc.GAUSSIAN`, as the others).
+        K; ``None``: the paper's 10 (:data:`~fedlib.data.MUFC_GAUSSIAN`, as the others).
     n_per_cluster : int or None
         Points per Gaussian; ``None``: the paper's 3000.
     n_features : int or None
@@ -148,7 +147,7 @@ def make_mufc_gaussian(
     >>> ds.X.shape, float(np.abs(ds.X).max())
     ((15, 2), 1.0)
     """
-    published = GAUSSIAN
+    published = MUFC_GAUSSIAN
     n_clusters = published["n_clusters"] if n_clusters is None else n_clusters
     n_per_cluster = published["n_per_cluster"] if n_per_cluster is None else n_per_cluster
     n_features = published["n_features"] if n_features is None else n_features
@@ -181,7 +180,7 @@ def make_standin(name: str, *, random_state: SeedLike = 0, cluster_std: float = 
     Parameters
     ----------
     name : str
-        A key of :data:`fedlib.papers.mufc.DATASET_SPECS`, e.g. ``"TCGA"`` or ``"TMI"``.
+        A key of :data:`~fedlib.data.DATASET_SPECS`, e.g. ``"TCGA"`` or ``"TMI"``.
     random_state : int, numpy.random.Generator or None, default=0
         Pass an int for reproducible output across multiple function calls.
     cluster_std : float, default=0.15
@@ -236,7 +235,7 @@ def make_purchase_like(
 
     Purchase-100 (Shokri et al., IEEE S&P 2017) holds 197,324 purchase
     histories of Kaggle's "Acquire Valued Shoppers" challenge as 600 binary
-    features, clustered into 100 classes (:data:`fedlib.papers.datasets.PURCHASE100`);
+    features, clustered into 100 classes (:data:`fedlib.data.PURCHASE100`);
     KNOT (Su & Li, INFOCOM 2023) trains an MLP on it. The data cannot be had
     here, so this draws ``n_classes`` prototypes with independent fair bits,
     gives the classes sizes that differ by at most one, and makes each sample

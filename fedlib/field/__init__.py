@@ -26,7 +26,6 @@ from fedlib.field._int64 import (
 from fedlib.field._interpolation import barycentric_weights, lagrange_basis
 from fedlib.field._lagrange import CorrectedDecoding, LagrangeCode, determinant_mod
 from fedlib.field._poly import (
-    DecodingError,
     berlekamp_massey,
     decode_power_sums,
     poly_divmod,
@@ -36,19 +35,18 @@ from fedlib.field._poly import (
     poly_mul,
     poly_powmod,
     poly_roots,
+    power_sums,
     solve_transposed_vandermonde,
     splitting_seconds,
 )
 from fedlib.field._prime import check_prime, is_prime, next_prime, random_field_elements
-from fedlib.field._quantize import FieldOverflowError, check_decoded, collapsed_features, quantize, to_field
+from fedlib.field._quantize import check_decoded, collapsed_features, quantize, to_field
 from fedlib.field._shamir import MERSENNE_521, Shamir
 
 __all__ = [
     "MAX_MODULUS",
     "MERSENNE_521",
     "CorrectedDecoding",
-    "DecodingError",
-    "FieldOverflowError",
     "LagrangeCode",
     "LimbMatrix",
     "PrimeField",
@@ -74,6 +72,7 @@ __all__ = [
     "poly_mul",
     "poly_powmod",
     "poly_roots",
+    "power_sums",
     "quantize",
     "random_field_elements",
     "signed",

@@ -36,9 +36,9 @@ import numpy as np
 
 from fedlib._typing import SeedLike
 from fedlib._validation import check_random_state, check_scalar
+from fedlib.exceptions import DecodingError
 from fedlib.field._field import PrimeField
 from fedlib.field._interpolation import lagrange_basis
-from fedlib.field._poly import DecodingError
 
 
 def determinant_mod(matrix: list[list[int]], q: int) -> int:
@@ -364,7 +364,7 @@ class LagrangeCode:
         Responses beyond the recovery threshold are checked against the
         polynomial decoded from the first ``R``: any disagreement (a wrong or
         corrupted response, or a result of higher degree than ``degree``)
-        raises :class:`fedlib.field.DecodingError` instead of returning a
+        raises :class:`fedlib.exceptions.DecodingError` instead of returning a
         wrong value. Up to ``N − R`` corrupted responses are detected this way.
         The error names the inconsistency, not a client: a disagreement does
         not show which response is wrong, the first ``R`` included.
@@ -390,7 +390,7 @@ class LagrangeCode:
         ------
         ValueError
             With fewer than ``R`` responders, or as many responses as responders not given.
-        fedlib.field.DecodingError
+        fedlib.exceptions.DecodingError
             If the ``N`` responses are not evaluations of one polynomial of
             degree ``(ℓ+t-1)·deg`` (some response is corrupted).
         """
@@ -455,7 +455,7 @@ class LagrangeCode:
             With fewer than ``R`` responders, repeated or unknown ones, as
             many responses as responders not given, or ``max_errors`` above
             ``⌊(N − R)/2⌋`` (correcting ``e`` needs ``N ≥ R + 2e``).
-        fedlib.field.DecodingError
+        fedlib.exceptions.DecodingError
             If no polynomial of degree ``(ℓ+t-1)·deg`` agrees with all but at
             most ``e`` responses: more than ``e`` are corrupted.
 
@@ -468,7 +468,7 @@ class LagrangeCode:
         responders it is the true one whenever ``s ≤ N − R − e``. Hence:
         with ``s ≤ e`` the values are right and ``corrupted`` is exactly the
         set of clients whose responses were altered; with
-        ``e < s ≤ N − R − e`` :class:`fedlib.field.DecodingError` is raised
+        ``e < s ≤ N − R − e`` :class:`fedlib.exceptions.DecodingError` is raised
         (always, for ``e + 1`` corruptions when ``N − R`` is odd). With more,
         the corrupted responses can form another codeword up to ``e``
         changes, which no decoder can tell from the truth: the code's minimum

@@ -18,21 +18,19 @@ from __future__ import annotations
 
 import math
 import time
+from contextlib import contextmanager
 from functools import lru_cache
 from typing import Any
 
 from fedlib._typing import SeedLike
 from fedlib._validation import check_random_state
+from fedlib.exceptions import DecodingError
 from fedlib.field._interpolation import barycentric_weights
 from fedlib.field._prime import _flint, _residues, _small_primes, random_field_elements
 
 #: FLINT methods the fast path needs (python-flint >= 0.6 has ``fmpz_mod_poly``; older builds fall back).
 _FLINT_METHODS = ("minpoly", "roots", "mul_low", "inverse_series_trunc", "multipoint_evaluate", "derivative")
 _BACKENDS = ("auto", "python", "flint")
-
-
-class DecodingError(ValueError):
-    """A Reed-Solomon / power-sum decoder found no consistent solution (too many terms, or corrupted input)."""
 
 
 #: A polynomial over GF(p): coefficients lowest degree first, no trailing zeros.
@@ -303,7 +301,7 @@ def poly_from_roots(roots, p: int) -> Poly:
     return out
 
 
-def berlekamp_massey(sequence, p: int) -> Poly:
+def berlekamp_massey(sequence, p: int, *, backend: str = "python") -> Poly:
     """Shortest linear recurrence of ``sequence`` over GF(p) (Massey 1969).
 
     Returns the connection polynomial ``Lambda(x) = 1 + l_1 x + ... + l_m x^m``
@@ -318,12 +316,23 @@ def berlekamp_massey(sequence, p: int) -> Poly:
         ``s_0, s_1, ...`` (reduced mod ``p``).
     p : int
         The prime.
+    backend : {"python", "flint", "auto"}, default="python"
+        ``"python"``: Massey's quadratic loop as written; ``"flint"``: FLINT's
+        ``minpoly`` (half-gcd for long sequences), whose minimal polynomial is
+        the reversal of ``Lambda``. Both return the same list (tested).
 
     Returns
     -------
     list of int
         ``[1, l_1, ..., l_m]``, of length ``m + 1`` where ``m`` is the linear
         complexity (trailing zeros kept).
+
+    Raises
+    ------
+    ValueError
+        For an unknown ``backend``.
+    ImportError
+        With ``backend="flint"`` when python-flint is not installed.
 
     References
     ----------
@@ -336,6 +345,9 @@ def berlekamp_massey(sequence, p: int) -> Poly:
     [1, 4]
     """
     s = [int(v) % p for v in sequence]
+    if _use_flint(backend):
+        h = _flint_ctx(p).minpoly(s)  # monic, degree m: x^m Lambda(1/x)
+        return [int(c) for c in reversed(_flint_coeffs(h, h.degree() + 1))]
     C: Poly = [1]  # current connection polynomial
     B: Poly = [1]  # copy of C before the last length change
     L, m, b = 0, 1, 1
@@ -804,7 +816,14 @@ def solve_transposed_vandermonde(nodes, rhs, p: int, *, backend: str = "auto") -
 
 
 def decode_power_sums(
-    syndromes, p: int, *, backend: str = "auto", magnitudes: str = "vandermonde", random_state: SeedLike = 0
+    syndromes,
+    p: int,
+    *,
+    backend: str = "auto",
+    magnitudes: str = "vandermonde",
+    random_state: SeedLike = 0,
+    support=None,
+    stage_seconds: dict[str, float] | None = None,
 ) -> dict[int, int]:
     """Recover a sparse vector from its power sums over GF(p).
 
@@ -842,6 +861,14 @@ def decode_power_sums(
         are exact and agree.
     random_state : int, numpy.random.Generator or None, default=0
         Passed to :func:`poly_roots` (Python backend).
+    support : sequence of int, optional
+        A claimed support to verify instead of searching for the locator's
+        roots: the locator must have exactly these roots (checked), and the
+        decoding goes on from them. For benchmarks on supports whose root
+        finding would take hours.
+    stage_seconds : dict, optional
+        Filled with the seconds of each stage: ``"locator"``
+        (Berlekamp-Massey), ``"roots"``, ``"magnitudes"`` and ``"check"``.
 
     Returns
     -------
@@ -854,7 +881,8 @@ def decode_power_sums(
         When the syndromes are not those of a vector with at most ``T``
         non-zeros and non-zero indices (for example, corrupted by a client).
     ValueError
-        For an odd number of syndromes, an unknown ``magnitudes`` or an unknown ``backend``.
+        For an odd number of syndromes, an unknown ``magnitudes`` or an unknown ``backend``,
+        or a claimed ``support`` that is not the locator's set of roots.
     ImportError
         With ``backend="flint"`` when python-flint is not installed.
 
@@ -869,33 +897,67 @@ def decode_power_sums(
     S = [int(v) % p for v in syndromes]
     if len(S) % 2:
         raise ValueError(f"need an even number of syndromes (2T), got {len(S)}.")
-    if _use_flint(backend):
-        if magnitudes not in ("vandermonde", "forney"):
-            raise ValueError(f"magnitudes={magnitudes!r} should be 'vandermonde' or 'forney'.")
-        return _decode_flint(S, p) if any(S) else {}
+    if magnitudes not in ("vandermonde", "forney"):
+        raise ValueError(f"magnitudes={magnitudes!r} should be 'vandermonde' or 'forney'.")
+    flint = _use_flint(backend)
     if not any(S):
         return {}
-    lam = berlekamp_massey(S, p)
-    m = len(lam) - 1
-    _check_order(m, len(S))
-    h = list(reversed(lam))  # x^m Lambda(1/x) = prod (x - j), monic of degree m
-    _check_no_zero_index(h[0])
-    support = poly_roots(h, p, backend=backend, random_state=random_state)
-    if magnitudes == "forney":
-        values = _forney_magnitudes(S, lam, support, p)
-    elif magnitudes == "vandermonde":
-        values = solve_transposed_vandermonde(support, S[:m], p, backend="python")
-    else:
-        raise ValueError(f"magnitudes={magnitudes!r} should be 'vandermonde' or 'forney'.")
-    out = _check_magnitudes(support, values)
-    # every syndrome must be explained, not only the first 2m
-    terms = list(out.items())
-    current = [q for _, q in terms]
-    for i, s_i in enumerate(S):
-        if sum(current) % p != s_i:
-            raise DecodingError(f"decoded vector does not reproduce syndrome {i + 1}; input is inconsistent.")
-        current = [c * j % p for c, (j, _) in zip(current, terms, strict=True)]
+    if flint:
+        ctx = _flint_ctx(p)
+        with _timed(stage_seconds, "locator"):
+            h = _locator_flint(S, ctx)
+        with _timed(stage_seconds, "roots"):
+            roots = _roots_flint(h, ctx) if support is None else _claimed_roots(support, h.degree(), h, p)
+        with _timed(stage_seconds, "magnitudes"):
+            out = _check_magnitudes(roots, _transposed_vandermonde_flint(roots, S[: len(roots)], ctx, master=h))
+        with _timed(stage_seconds, "check"):
+            _check_syndromes_flint(S, out, ctx)
+        return out
+    with _timed(stage_seconds, "locator"):
+        lam = berlekamp_massey(S, p)
+        m = len(lam) - 1
+        _check_order(m, len(S))
+        h = list(reversed(lam))  # x^m Lambda(1/x) = prod (x - j), monic of degree m
+        _check_no_zero_index(h[0])
+    with _timed(stage_seconds, "roots"):
+        if support is None:
+            roots = poly_roots(h, p, backend=backend, random_state=random_state)
+        else:
+            roots = _claimed_roots(support, m, lambda x: poly_eval(h, x, p), p)
+    with _timed(stage_seconds, "magnitudes"):
+        if magnitudes == "forney":
+            values = _forney_magnitudes(S, lam, roots, p)
+        else:
+            values = solve_transposed_vandermonde(roots, S[:m], p, backend="python")
+        out = _check_magnitudes(roots, values)
+    with _timed(stage_seconds, "check"):  # every syndrome must be explained, not only the first 2m
+        terms = list(out.items())
+        current = [q for _, q in terms]
+        for i, s_i in enumerate(S):
+            if sum(current) % p != s_i:
+                raise DecodingError(f"decoded vector does not reproduce syndrome {i + 1}; input is inconsistent.")
+            current = [c * j % p for c, (j, _) in zip(current, terms, strict=True)]
     return out
+
+
+@contextmanager
+def _timed(seconds: dict[str, float] | None, stage: str):
+    """Add the seconds the block takes to ``seconds[stage]`` (nothing without a dict)."""
+    start = time.perf_counter()
+    yield
+    if seconds is not None:
+        seconds[stage] = seconds.get(stage, 0.0) + time.perf_counter() - start
+
+
+def _claimed_roots(support, degree: int, locator, p: int) -> list[int]:
+    """A claimed support, checked to be exactly the roots of the locator (of the given degree)."""
+    roots = sorted({int(j) % p for j in support})
+    if len(roots) != len(support) or degree != len(roots):
+        raise ValueError(f"the claimed support has {len(support)} indices; the locator has degree {degree}.")
+    values = locator.multipoint_evaluate(roots) if hasattr(locator, "multipoint_evaluate") else map(locator, roots)
+    if any(int(v) for v in values):
+        raise ValueError("the claimed support is not the set of the locator's roots.")
+    return roots
 
 
 def _check_order(m: int, n_syndromes: int) -> None:
@@ -936,13 +998,3 @@ def _check_syndromes_flint(S: list[int], out: dict[int, int], ctx) -> None:
     if recomputed != S:
         i = next(i for i, (a, b) in enumerate(zip(recomputed, S, strict=True)) if a != b)
         raise DecodingError(f"decoded vector does not reproduce syndrome {i + 1}; input is inconsistent.")
-
-
-def _decode_flint(S: list[int], p: int) -> dict[int, int]:
-    """FLINT path of :func:`decode_power_sums` for reduced, not all-zero syndromes."""
-    ctx = _flint_ctx(p)
-    h = _locator_flint(S, ctx)
-    support = _roots_flint(h, ctx)
-    out = _check_magnitudes(support, _transposed_vandermonde_flint(support, S[: len(support)], ctx, master=h))
-    _check_syndromes_flint(S, out, ctx)
-    return out

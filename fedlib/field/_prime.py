@@ -11,7 +11,6 @@ from functools import lru_cache
 from types import ModuleType
 
 import numpy as np
-import sympy
 
 from fedlib._typing import SeedLike
 from fedlib._validation import check_random_state
@@ -62,6 +61,8 @@ def _probable_prime(n: int) -> bool:
         return False
     if _flint is not None:
         return bool(_flint.fmpz(n).is_probable_prime())
+    import sympy  # only without python-flint, a core dependency
+
     return bool(sympy.isprime(n))
 
 
@@ -128,6 +129,8 @@ def next_prime(n: int) -> int:
     if n >= _SIEVE_FROM:
         return _next_prime_sieved(n)
     if _flint is None:
+        import sympy  # only without python-flint, a core dependency
+
         return int(sympy.nextprime(n))
     candidate = n + 1
     while not _probable_prime(candidate):

@@ -17,11 +17,8 @@ from __future__ import annotations
 import numpy as np
 
 from fedlib._typing import NDArrayInt
+from fedlib.exceptions import FieldOverflowError
 from fedlib.field._int64 import signed
-
-
-class FieldOverflowError(ValueError):
-    """A computation over GF(q) would leave (or has left) the range where residues equal integers."""
 
 
 def quantize(X, scale: float) -> NDArrayInt:

@@ -136,7 +136,7 @@ class Shamir:
         ------
         ValueError
             With fewer than ``t`` holders, or repeated or unknown holders.
-        fedlib.field.DecodingError
+        fedlib.exceptions.DecodingError
             If the shares of more than ``t`` holders are inconsistent.
         """
         holders = [int(j) for j in holders]

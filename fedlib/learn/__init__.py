@@ -37,6 +37,10 @@ are reproducible bit for bit. Of the rest of fedlib this package uses only
 :mod:`fedlib.data`'s conventions; :mod:`fedlib.secagg` and :mod:`fedlib.unlearn` plug into it.
 """
 
+from fedlib._optional import import_optional
+
+import_optional("torch", "learn", feature="fedlib.learn")
+
 from fedlib.learn._async import AsyncFederatedTrainer, AsyncRound, StoredUpdates, pareto_training_times
 from fedlib.learn._evaluate import accuracy, perplexity, predict_logits, predict_proba
 from fedlib.learn._fedavg import (

@@ -402,7 +402,7 @@ class FederatedTrainer:
         whichever cluster it is trained.
     abort_on : tuple of exception types, default=()
         Exceptions of the aggregator that mean "this round output nothing"
-        (e.g. ``(fedlib.secagg.SecAggAbort,)``): the round is recorded as
+        (e.g. ``(fedlib.exceptions.SecAggAbort,)``): the round is recorded as
         aborted and ``θ`` stays. Any other exception propagates.
     keep_checkpoints : bool, default=False
         Keep the parameters of every version, for :meth:`rollback`.

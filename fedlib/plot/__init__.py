@@ -4,6 +4,11 @@
 :func:`score_curves` draw asynchronous training on its simulated clock.
 """
 
+from fedlib._optional import import_optional
+
+import_optional("matplotlib", "plot", feature="fedlib.plot")
+import_optional("seaborn", "plot", feature="fedlib.plot")
+
 from fedlib.plot._helpers import (
     ROLE_COLORS,
     client_heatmap,

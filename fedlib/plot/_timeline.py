@@ -76,7 +76,7 @@ def score_curves(ax: Axes, runs, *, target: float | None = None, band: bool = Tr
     ax : matplotlib Axes
         Where to draw.
     runs : sequence of objects with ``method``, ``erase_time`` and ``curve`` (``times``, ``best``, ``scores``)
-        E.g. :class:`fedlib.experiments.knot.runs.Run`; one line per run.
+        E.g. a run of the book's KNOT chapters; one line per run.
     target : float, optional
         A horizontal line at the target.
     band : bool, default=True

@@ -18,7 +18,6 @@
 
 from fedlib.secagg._aggregator import SecureAggregator, SecureSum
 from fedlib.secagg._crypto import (
-    TamperedMessageError,
     agree,
     generate_keypair,
     open_sealed,
@@ -26,7 +25,7 @@ from fedlib.secagg._crypto import (
     random_bytes,
     seal,
 )
-from fedlib.secagg._fixed_point import FixedPoint, RingOverflowError
+from fedlib.secagg._fixed_point import FixedPoint
 from fedlib.secagg._graph import MaskingGraph, harary_graph
 from fedlib.secagg._lcc import share_all, share_every_index, share_points, split_segments
 from fedlib.secagg._leakage import leaked_partial_sums, strip_pairwise_masks, unmask_with_coalition
@@ -55,11 +54,11 @@ from fedlib.secagg._scma_hashed import (
     HASHED_SCMA_PRIME,
     HashedSCMAParams,
     HashedSCMAResult,
-    IndexCollisionError,
     bin_hashes,
     hashed_scma_aggregate,
     hashed_scma_decode,
     hashed_scma_encode,
+    hashed_scma_key,
     hashed_scma_params,
     secure_hashed_sparse_sum,
     table_rows,
@@ -70,9 +69,6 @@ from fedlib.secagg._secagg import (
     KeyAdvertisement,
     MaskedInput,
     PhaseClock,
-    PrivacyViolationError,
-    ProtocolStageError,
-    SecAggAbort,
     SecAggConfig,
     SecAggServer,
     SecAggUser,
@@ -92,17 +88,12 @@ __all__ = [
     "FixedPoint",
     "HashedSCMAParams",
     "HashedSCMAResult",
-    "IndexCollisionError",
     "KeyAdvertisement",
     "MaskedInput",
     "MaskingGraph",
     "PhaseClock",
-    "PrivacyViolationError",
-    "ProtocolStageError",
-    "RingOverflowError",
     "SCMAParams",
     "SCMAResult",
-    "SecAggAbort",
     "SecAggConfig",
     "SecAggResult",
     "SecAggServer",
@@ -111,7 +102,6 @@ __all__ = [
     "SecureAggregator",
     "SecureSum",
     "Stage",
-    "TamperedMessageError",
     "UnmaskingResponse",
     "agree",
     "bin_hashes",
@@ -128,6 +118,7 @@ __all__ = [
     "hashed_scma_aggregate",
     "hashed_scma_decode",
     "hashed_scma_encode",
+    "hashed_scma_key",
     "hashed_scma_params",
     "leaked_partial_sums",
     "max_safe_scale",

@@ -129,7 +129,7 @@ class SecureAggregator:
 
         Raises
         ------
-        fedlib.secagg.SecAggAbort
+        fedlib.exceptions.SecAggAbort
             If the dropouts leave some needed secret below its threshold: the
             round outputs nothing (a trainer then skips the update).
         ValueError

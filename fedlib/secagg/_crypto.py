@@ -29,16 +29,13 @@ from cryptography.hazmat.primitives.kdf.hkdf import HKDF
 
 from fedlib._typing import SeedLike
 from fedlib._validation import check_random_state, check_scalar
+from fedlib.exceptions import TamperedMessageError
 
 KEY_BYTES = 32
 """Length of every key, seed and public key (X25519, AES-256, PRG seeds)."""
 
 _NONCE = bytes(16)
 _ZEROS = b""
-
-
-class TamperedMessageError(ValueError):
-    """An encrypted message failed authentication: altered, or sent to or from someone else."""
 
 
 def random_bytes(n: int, random_state: SeedLike | str = "secrets") -> bytes:

@@ -15,13 +15,10 @@ from dataclasses import dataclass
 import numpy as np
 
 from fedlib._validation import check_scalar
+from fedlib.exceptions import RingOverflowError
 
 RING_BITS = 32
 """SecAgg's ring is ``Z_{2^32}``: vectors are numpy ``uint32`` arrays."""
-
-
-class RingOverflowError(OverflowError):
-    """A fixed-point setting whose sums could wrap around ``Z_{2^32}``."""
 
 
 @dataclass(frozen=True)

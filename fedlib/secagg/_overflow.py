@@ -25,7 +25,7 @@ import numpy as np
 
 from fedlib._typing import NDArrayInt
 from fedlib._validation import check_scalar
-from fedlib.field import FieldOverflowError
+from fedlib.exceptions import FieldOverflowError
 
 #: SecFC's default field: the largest prime below 2**50, the int64 limit of :mod:`fedlib.field`.
 SECFC_PRIME = 2**50 - 27
@@ -195,7 +195,7 @@ def data_radius(X) -> float:
 
 
 def check_scale(scale: float, n_samples: int, n_features: int, radius: float, q: int = SECFC_PRIME) -> float:
-    """Return ``scale`` if ``m² (2λR + √d)² < q/2``, else raise :class:`fedlib.field.FieldOverflowError`.
+    """Return ``scale`` if ``m² (2λR + √d)² < q/2``, else raise :class:`fedlib.exceptions.FieldOverflowError`.
 
     SecFC App. A asks for ``q ≥ 2λ²D`` with ``D`` the largest decoded distance,
     which depends on the clustering; this is the same requirement with ``D``

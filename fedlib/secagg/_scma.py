@@ -15,8 +15,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 
 from fedlib._typing import SeedLike
-from fedlib.field import check_prime, decode_power_sums, next_prime
-from fedlib.field._poly import power_sums
+from fedlib.field import check_prime, decode_power_sums, next_prime, power_sums
 from fedlib.secagg._masks import zero_sum_masks
 
 
@@ -279,7 +278,7 @@ def scma_decode(syndromes: Sequence[int], params: SCMAParams, *, backend: str = 
 
     Raises
     ------
-    fedlib.field.DecodingError
+    fedlib.exceptions.DecodingError
         If the sum has more than ``T`` non-zeros or the messages were inconsistent.
     ValueError
         If a decoded index or count lies outside its range (which would mean p was too small).
@@ -348,7 +347,7 @@ def secure_sparse_sum(
     ValueError
         If a client's vector breaks the parameters (see :func:`scma_encode`), or the clients hold more
         points in all than ``params.n_samples`` (the field would be too small for the sum).
-    fedlib.field.DecodingError
+    fedlib.exceptions.DecodingError
         If the sum cannot be decoded.
 
     Notes

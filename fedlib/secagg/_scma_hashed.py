@@ -5,7 +5,7 @@ point, so its prime must exceed ``B^d``. On the FEMNIST grid (784 dimensions)
 that is a prime of about 3,050 bits, and the server must find the roots of a
 locator of degree ``m = KL = 6200`` modulo it: every splitting costs about
 ``log2 p`` squarings of a degree-``m`` polynomial with 3,050-bit coefficients,
-hours in all (``python -m fedlib.bench`` measures it). This variant keeps
+hours in all (the book's SCMA benchmark measures it). This variant keeps
 Alg. 2's algebra and moves it to a word-sized field GF(q), ``q < 2**62``:
 
 1. A public key, fresh every round, names each bin by a keyed hash
@@ -38,6 +38,7 @@ from __future__ import annotations
 import hashlib
 import math
 import secrets
+import time
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 
@@ -45,8 +46,8 @@ import numpy as np
 
 from fedlib._typing import SeedLike
 from fedlib._validation import check_random_state, check_scalar
-from fedlib.field import DecodingError, check_prime, decode_power_sums
-from fedlib.field._poly import power_sums
+from fedlib.exceptions import DecodingError, IndexCollisionError
+from fedlib.field import check_prime, decode_power_sums, power_sums
 from fedlib.secagg._masks import MAX_ARRAY_MODULUS, zero_sum_mask_arrays
 from fedlib.secagg._scma import _check_client, _check_held
 
@@ -71,14 +72,6 @@ _TABLE_SALTS = np.array(
     ],
     dtype=np.uint64,
 )
-
-
-class IndexCollisionError(DecodingError):
-    """The round's key made occupied bins indistinguishable (a shared hash, or shared rows in every sub-table).
-
-    Not a wrong answer: the decoder detected it. Rerun the round with a fresh key
-    (:func:`secure_hashed_sparse_sum` does).
-    """
 
 
 @dataclass(frozen=True)
@@ -473,7 +466,12 @@ def _peel(table: np.ndarray, rows: np.ndarray, prime: int) -> np.ndarray:
 
 
 def hashed_scma_decode(
-    aggregate: np.ndarray, params: HashedSCMAParams, key: bytes, *, backend: str = "auto"
+    aggregate: np.ndarray,
+    params: HashedSCMAParams,
+    key: bytes,
+    *,
+    backend: str = "auto",
+    stage_seconds: dict[str, float] | None = None,
 ) -> dict[int, int]:
     """Server: the exact sparse sum ``{j: q_j}`` from the summed messages.
 
@@ -492,6 +490,9 @@ def hashed_scma_decode(
         The round's public key.
     backend : {"auto", "python", "flint"}, default="auto"
         The arithmetic of :func:`fedlib.field.decode_power_sums`.
+    stage_seconds : dict, optional
+        Filled with the seconds of each stage: those of
+        :func:`fedlib.field.decode_power_sums` and ``"table"`` (peeling the index table).
 
     Returns
     -------
@@ -502,7 +503,7 @@ def hashed_scma_decode(
     ------
     IndexCollisionError
         If occupied bins collided under this key (a shared hash, or rows shared in every sub-table).
-    fedlib.field.DecodingError
+    fedlib.exceptions.DecodingError
         If the messages are inconsistent (more than ``T`` non-zeros, or a table that the support does not explain).
     ValueError
         If the aggregate has the wrong shape.
@@ -510,8 +511,14 @@ def hashed_scma_decode(
     aggregate = np.asarray(aggregate, dtype=np.uint64)
     if aggregate.shape != (params.message_length,):
         raise ValueError(f"aggregate has shape {aggregate.shape}, need ({params.message_length},).")
-    nodes = decode_power_sums(aggregate[: params.n_syndromes].tolist(), params.prime, backend=backend)
-    return _indices_from_table(aggregate, params, key, nodes)
+    nodes = decode_power_sums(
+        aggregate[: params.n_syndromes].tolist(), params.prime, backend=backend, stage_seconds=stage_seconds
+    )
+    start = time.perf_counter()
+    total = _indices_from_table(aggregate, params, key, nodes)
+    if stage_seconds is not None:
+        stage_seconds["table"] = time.perf_counter() - start
+    return total
 
 
 def _indices_from_table(aggregate: np.ndarray, params: HashedSCMAParams, key: bytes, nodes: dict[int, int]) -> dict:
@@ -569,9 +576,29 @@ class HashedSCMAResult:
         return len(self.keys)
 
 
-def _draw_key(stream) -> bytes:
-    """A fresh public round key: from the OS CSPRNG (``"secrets"``) or the simulation's generator."""
-    return secrets.token_bytes(KEY_BYTES) if isinstance(stream, str) else stream.bytes(KEY_BYTES)
+def hashed_scma_key(random_state: SeedLike | str = "secrets") -> bytes:
+    """A fresh public round key for the hashed bins of :func:`hashed_scma_encode`.
+
+    Parameters
+    ----------
+    random_state : "secrets", int, numpy.random.Generator or None, default="secrets"
+        ``"secrets"``: from the OS CSPRNG; otherwise a reproducible simulation's stream.
+
+    Returns
+    -------
+    bytes
+        ``KEY_BYTES`` bytes, published to every client and the server.
+
+    Examples
+    --------
+    >>> len(hashed_scma_key()) == KEY_BYTES and hashed_scma_key(0) == hashed_scma_key(0)
+    True
+    """
+    if isinstance(random_state, str):
+        if random_state != "secrets":
+            raise ValueError(f"random_state={random_state!r}: the only string accepted is 'secrets'.")
+        return secrets.token_bytes(KEY_BYTES)
+    return check_random_state(random_state).bytes(KEY_BYTES)
 
 
 def secure_hashed_sparse_sum(
@@ -614,7 +641,7 @@ def secure_hashed_sparse_sum(
         ``params.n_samples``.
     IndexCollisionError
         If every one of ``max_attempts`` keys made bins collide.
-    fedlib.field.DecodingError
+    fedlib.exceptions.DecodingError
         If the messages are inconsistent.
 
     Notes
@@ -637,7 +664,7 @@ def secure_hashed_sparse_sum(
     stream = random_state if isinstance(random_state, str) else check_random_state(random_state)
     keys: list[bytes] = []
     for _ in range(max_attempts):
-        key = _draw_key(stream)
+        key = hashed_scma_key(stream)
         keys.append(key)
         masks = zero_sum_mask_arrays(len(client_counts), params.message_length, params.prime, random_state=stream)
         aggregate = np.zeros(params.message_length, dtype=np.uint64)

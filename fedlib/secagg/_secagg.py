@@ -54,10 +54,10 @@ from scipy.sparse import csr_array
 
 from fedlib._typing import SeedLike
 from fedlib._validation import check_random_state, check_scalar
+from fedlib.exceptions import PrivacyViolationError, ProtocolStageError, SecAggAbort, TamperedMessageError
 from fedlib.field import MERSENNE_521, Shamir
 from fedlib.secagg._crypto import (
     KEY_BYTES,
-    TamperedMessageError,
     agree,
     generate_keypair,
     open_sealed,
@@ -85,18 +85,6 @@ class Stage(enum.IntEnum):
     MASKED_INPUT = 2
     UNMASKING = 3
     DONE = 4
-
-
-class ProtocolStageError(RuntimeError):
-    """A party received a message meant for another stage of the protocol."""
-
-
-class SecAggAbort(RuntimeError):
-    """The round cannot complete: fewer than ``t`` users are left where ``t`` are needed; nothing is output."""
-
-
-class PrivacyViolationError(RuntimeError):
-    """An honest user refuses a request that would let the server unmask an individual input."""
 
 
 # ----------------------------------------------------------------------------------------------- configuration
@@ -703,7 +691,7 @@ class SecAggUser:
         ------
         ProtocolStageError
             If called at another stage.
-        fedlib.secagg.TamperedMessageError
+        fedlib.exceptions.TamperedMessageError
             If a share fails authentication, or is addressed to another user.
         SecAggAbort
             If fewer than ``t`` users survived stage 1.

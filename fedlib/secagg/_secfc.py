@@ -44,7 +44,6 @@ from fedlib.cluster import (
     membership_matrix,
     nearest_centre_labels,
 )
-from fedlib.cluster._distance_lloyd import N_STREAMS  # child 0 initialises, as in centralized_lloyd
 from fedlib.field import (
     LagrangeCode,
     LimbMatrix,
@@ -229,7 +228,7 @@ class SecFC:
         Each round, locate and drop up to ``⌊(n_responders − 2ℓ−2t+1)/2⌋``
         corrupted responses (Reed-Solomon decoding, LCC's ``N ≥ R + 2A``; Yu
         et al. 2019, Theorem 1) instead of raising
-        :class:`fedlib.field.DecodingError`; who was dropped is in ``corrupted_``.
+        :class:`fedlib.exceptions.DecodingError`; who was dropped is in ``corrupted_``.
     membership_privacy : bool, default=False
         Share every index from every client (Sec. 6, Eqs. (4)-(6)) so that the
         ownership of indices stays private; the clustering is the same.
@@ -380,7 +379,7 @@ class SecFC:
             ``[2ℓ+2t-1, n_clients]`` (SecFC Theorem 1), if ``t = 0`` (no privacy) or ``t >= n_clients``,
             if ``parts`` does not partition the rows, if ``radius`` is infinite or
             below the largest norm of the data, or if that norm overflows float64.
-        fedlib.field.FieldOverflowError
+        fedlib.exceptions.FieldOverflowError
             With ``check_overflow="bound"``, if ``scale`` can overflow GF(q);
             with ``"runtime"``, at the first round that the cluster sizes do
             not certify (:func:`fedlib.secagg.check_round`).
@@ -448,7 +447,8 @@ class SecFC:
         else:
             round_check = partial(check_round, n_features=d, radius=radius, scale=scale, q=q)
         _warn_collapsed(Z, scale, radius)
-        init_rng, share_rng, network_rng = spawn_generators(self.random_state, N_STREAMS)
+        # Child 0 initialises, as in fedlib.cluster.centralized_lloyd (a spawned child does not depend on n).
+        init_rng, share_rng, network_rng = spawn_generators(self.random_state, 3)
 
         start = time.perf_counter()
         X_field = to_field(quantize(Z, scale), q)

@@ -13,19 +13,21 @@
 - :class:`ClusteredUnlearning` (Liu et al. 2025, Alg. 1 and Fig. 1): users split into random
   clusters, FedAvg with secure aggregation inside each, a :func:`majority_vote` of the cluster
   models, and exact unlearning by retraining only the affected clusters; requests past
-  Requirement 4 raise :class:`UnlearningCapacityError`.
+  Requirement 4 raise :class:`~fedlib.exceptions.UnlearningCapacityError`.
 - :func:`federaser` (Liu et al., IWQoS 2021): approximate unlearning by calibrating the client
   updates an asynchronous server stored, the baseline of KNOT (Su & Li 2023), with one
   :class:`CalibrationReport` per rebuilt cluster.
+
+The last two train models with :mod:`fedlib.learn` (torch, the ``learn`` extra); they are imported when
+first used, so the rest of this package works on the core install.
 """
 
+import importlib
+
 from fedlib.unlearn._audit import AuditResult, audit_seeding_unlearning, shortcut_unlearn_kmeans_plusplus
-from fedlib.unlearn._clustered import ClusteredUnlearning, UnlearningCapacityError, UnlearningReport
 from fedlib.unlearn._dckm import DCKMeans
-from fedlib.unlearn._federaser import CalibrationReport, federaser
 from fedlib.unlearn._mufc import MUFC
 from fedlib.unlearn._pargen import (
-    InfeasibleParameters,
     ParGenResult,
     RequirementRisk,
     assign_clusters,
@@ -60,12 +62,10 @@ __all__ = [
     "CalibrationReport",
     "ClusteredUnlearning",
     "DCKMeans",
-    "InfeasibleParameters",
     "ParGenResult",
     "RemovalReport",
     "RequirementRisk",
     "SeedingUnlearning",
-    "UnlearningCapacityError",
     "UnlearningReport",
     "VoteResult",
     "assign_clusters",
@@ -95,3 +95,21 @@ __all__ = [
     "unlearn_kmeans_plusplus",
     "unlearning_capacity_exact",
 ]
+
+#: Names whose modules need torch, and those modules.
+_NEEDS_TORCH = {
+    "CalibrationReport": "_federaser",
+    "ClusteredUnlearning": "_clustered",
+    "UnlearningReport": "_clustered",
+    "federaser": "_federaser",
+}
+
+
+def __getattr__(name: str):
+    if name in _NEEDS_TORCH:
+        return getattr(importlib.import_module(f"fedlib.unlearn.{_NEEDS_TORCH[name]}"), name)
+    raise AttributeError(f"module 'fedlib.unlearn' has no attribute {name!r}")
+
+
+def __dir__() -> list[str]:
+    return sorted(set(globals()) | set(__all__))

@@ -10,8 +10,7 @@ from scipy.stats import chi2_contingency
 
 from fedlib._typing import NDArrayInt, SeedLike
 from fedlib._validation import check_array, check_random_state
-from fedlib.cluster._distance import row_norms_squared, squared_distances
-from fedlib.cluster._kmeanspp import _kmeans_plusplus
+from fedlib.cluster import kmeans_plusplus_indices, row_norms_squared, squared_distances
 from fedlib.unlearn._seeding import unlearn_kmeans_plusplus
 
 #: The unlearning rules of :func:`shortcut_unlearn_kmeans_plusplus`: MUFC Alg. 3 and two shortcuts.
@@ -76,7 +75,7 @@ def shortcut_unlearn_kmeans_plusplus(
         return np.array(kept)
     for _ in range(n_missing):
         k = len(kept) + 1
-        indices = _kmeans_plusplus(
+        indices = kmeans_plusplus_indices(
             X_rest, k, np.ones(len(X_rest)), rng, x_squared_norms=row_norms_squared(X_rest), prefix=np.array(kept)
         )
         kept = indices.tolist()
@@ -168,10 +167,10 @@ def audit_seeding_unlearning(
     norms, norms_rest = row_norms_squared(X), row_norms_squared(X_rest)
     unlearned, retrained = Counter(), Counter()
     for _ in range(n_runs):
-        seeds = _kmeans_plusplus(X, n_clusters, ones, rng, x_squared_norms=norms)
+        seeds = kmeans_plusplus_indices(X, n_clusters, ones, rng, x_squared_norms=norms)
         out = shortcut_unlearn_kmeans_plusplus(X, seeds, removed, strategy=strategy, random_state=rng)
         unlearned[tuple(sorted(out.tolist()))] += 1
-        fresh = _kmeans_plusplus(X_rest, n_clusters, ones_rest, rng, x_squared_norms=norms_rest)
+        fresh = kmeans_plusplus_indices(X_rest, n_clusters, ones_rest, rng, x_squared_norms=norms_rest)
         retrained[tuple(sorted(fresh.tolist()))] += 1
     keys = sorted(set(unlearned) | set(retrained))
     table = np.array([[unlearned[k] for k in keys], [retrained[k] for k in keys]])

@@ -37,6 +37,7 @@ import numpy as np
 from fedlib._typing import SeedLike
 from fedlib._validation import check_option, check_scalar
 from fedlib._validation import child_sequence as _child
+from fedlib.exceptions import SecAggAbort, UnlearningCapacityError
 from fedlib.learn import (
     FederatedTrainer,
     LocalSGD,
@@ -45,20 +46,9 @@ from fedlib.learn import (
     predict_proba,
     root_sequence,
 )
-from fedlib.secagg import SecAggAbort, SecureAggregator
+from fedlib.secagg import SecureAggregator
 from fedlib.unlearn._pargen import LEFTOVERS, _ceil_times, _floor_times, assign_clusters
 from fedlib.unlearn._voting import VoteResult, majority_vote
-
-
-class UnlearningCapacityError(ValueError):
-    """An unlearning request would break Requirement 4 (Liu et al. 2025): too many unlearned users.
-
-    Raised before anything changes, naming the cluster, its cap ``⌊ζ k_i⌋``
-    and how many of its users are already unlearned, or the system's
-    ``max_requests``; also when a cluster would keep too few users for its
-    fixed Shamir threshold (Requirement 2), whatever the cap. Liu et al. (Sec. VIII) leave this case open; re-clustering
-    all users and restarting secure aggregation is the way out they mention.
-    """
 
 
 @dataclass(frozen=True)

@@ -15,11 +15,17 @@ from fedlib._validation import (
     check_partition,
     check_scalar,
     spawn_generators,
+    warn_small_clients,
 )
-from fedlib.cluster import FederatedClusteringMixin, KMeans, assign_to_nearest, kmeans_objective, local_clusters
-from fedlib.cluster._distance import row_norms_squared
-from fedlib.cluster._federated import _warn_small_clients
-from fedlib.cluster._kmeanspp import _kmeans_plusplus
+from fedlib.cluster import (
+    FederatedClusteringMixin,
+    KMeans,
+    assign_to_nearest,
+    kmeans_objective,
+    kmeans_plusplus_indices,
+    local_clusters,
+    row_norms_squared,
+)
 from fedlib.unlearn._ids import IdIndex
 from fedlib.unlearn._report import RemovalReport
 
@@ -104,7 +110,7 @@ class DCKMeans(FederatedClusteringMixin):
         self._k = check_n_clusters(self.n_clusters, X.shape[0])
         self._root_n_init = check_scalar(self.root_n_init, "root_n_init", "int", min_val=1)
         parts = check_partition(parts, X.shape[0])
-        _warn_small_clients([idx.size for idx in parts], self._k, "DCKMeans")
+        warn_small_clients([idx.size for idx in parts], self._k, "DCKMeans")
         self._streams = spawn_generators(self.random_state, len(parts) + 1)
         self._X = [X[idx] for idx in parts]
         self._ids = [idx.copy() for idx in parts]
@@ -121,7 +127,7 @@ class DCKMeans(FederatedClusteringMixin):
         Xl = self._X[leaf]
         k = min(self._k, len(Xl))
         norms = row_norms_squared(Xl)
-        seeds = _kmeans_plusplus(Xl, k, np.ones(len(Xl)), self._streams[leaf], x_squared_norms=norms)
+        seeds = kmeans_plusplus_indices(Xl, k, np.ones(len(Xl)), self._streams[leaf], x_squared_norms=norms)
         self._leaf[leaf] = local_clusters(Xl, seeds, lloyd=True, x_squared_norms=norms)
         return time.perf_counter() - start
 

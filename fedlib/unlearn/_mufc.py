@@ -18,6 +18,7 @@ from fedlib._validation import (
     check_partition,
     check_scalar,
     spawn_generators,
+    warn_small_clients,
 )
 from fedlib.cluster import (
     FederatedClusteringMixin,
@@ -26,10 +27,9 @@ from fedlib.cluster import (
     assign_to_nearest,
     draw_race_keys,
     kmeans_objective,
+    kmeans_plusplus_indices,
     local_clusters,
 )
-from fedlib.cluster._federated import _warn_small_clients
-from fedlib.cluster._kmeanspp import _kmeans_plusplus
 from fedlib.secagg import (
     hashed_scma_params,
     plain_sparse_sum,
@@ -236,7 +236,7 @@ class MUFC(FederatedClusteringMixin):
         n = X.shape[0]
         k = check_n_clusters(self.n_clusters, n)
         parts = check_partition(parts, n)
-        _warn_small_clients([idx.size for idx in parts], k, "MUFC")
+        warn_small_clients([idx.size for idx in parts], k, "MUFC")
         if self.gamma is None:
             gamma = 1.0 / np.sqrt(n)
         else:
@@ -256,7 +256,7 @@ class MUFC(FederatedClusteringMixin):
             start = time.perf_counter()
             Xl = X[idx]
             keys = draw_race_keys(idx.size, min(k, idx.size), random_state=rng)
-            seeds = _kmeans_plusplus(Xl, min(k, idx.size), np.ones(idx.size), rng, race_keys=keys)
+            seeds = kmeans_plusplus_indices(Xl, min(k, idx.size), np.ones(idx.size), rng, race_keys=keys)
             state = self._client_model(idx.copy(), Xl, keys, seeds)
             client_seconds = max(client_seconds, time.perf_counter() - start)
             self._clients.append(state)
@@ -500,7 +500,7 @@ class MUFC(FederatedClusteringMixin):
         k_l = len(state.seeds)
         if self.client_lloyd or len(ids_rest) < k_l:
             k_new = min(k_l, X_rest.shape[0])
-            seeds = _kmeans_plusplus(
+            seeds = kmeans_plusplus_indices(
                 X_rest, k_new, np.ones(len(X_rest)), self._client_rngs[client], race_keys=keys_rest[:, :k_new]
             )
         else:

@@ -28,15 +28,19 @@ import math
 from collections import Counter
 from dataclasses import dataclass
 from fractions import Fraction
-from typing import Literal
+from typing import TYPE_CHECKING, Literal
 
 import flint
 import numpy as np
-import pandas as pd
 from scipy.stats import beta, hypergeom
 
+from fedlib._optional import import_optional
 from fedlib._typing import SeedLike
 from fedlib._validation import check_option, check_random_state, check_scalar
+from fedlib.exceptions import InfeasibleParameters
+
+if TYPE_CHECKING:
+    import pandas as pd
 
 #: ``ln 2``, the paper's conversion of a security parameter in bits to nats.
 LN2 = math.log(2.0)
@@ -52,39 +56,6 @@ DEFAULT_K_MAX = 10**7
 
 Variant = Literal["printed", "corrected"]
 Leftovers = Literal["random", "round_robin"]
-
-
-class InfeasibleParameters(ValueError):
-    """No clustering meets the paper's requirements for these parameters (Liu et al. 2025, Lemmas 1-2, Remark 6).
-
-    Raised, with the violated bound named, when ``ξ <= γ`` (Lemma 1), when
-    ``ξ + ζ + δ >= 1`` (Lemma 2 corrected), when the smallest admissible cluster
-    size exceeds ``N`` (Remark 6), or when no ``k`` up to the search limit works.
-
-    Parameters
-    ----------
-    message : str
-        What is infeasible, naming the bound.
-    **details : int
-        The quantities behind it, e.g. ``k1``, ``k2``, ``k`` and ``n_users`` when ``k > N``.
-
-    Attributes
-    ----------
-    details : dict
-        ``details`` as given.
-
-    Examples
-    --------
-    >>> try:
-    ...     pargen(200, gamma=0.1, delta=0.1, zeta=0.1, xi=0.7, sigma=40, eta=40, variant="corrected")
-    ... except InfeasibleParameters as exc:
-    ...     exc.details
-    {'k1': 41, 'k2': 1293, 'k': 1293, 'n_users': 200}
-    """
-
-    def __init__(self, message: str, **details: int) -> None:
-        super().__init__(message)
-        self.details = details
 
 
 # ---------------------------------------------------------------------------------------------------------------------
@@ -1462,6 +1433,7 @@ def simulate_requirements(
             "ci_low": low,
             "ci_high": high,
         }
+    pd = import_optional("pandas", "data", feature="simulate_requirements")
     return pd.DataFrame.from_dict(rows, orient="index")
 
 
@@ -1720,6 +1692,7 @@ def simulate_retraining(
         batch_total.append((sizes * touched).sum(axis=1) - tau)
         done += size
     pre_all = np.concatenate(pre).astype(np.float64)
+    pd = import_optional("pandas", "data", feature="simulate_retraining")
     return pd.DataFrame(
         {
             "sequential, pre-removal": pre_all,

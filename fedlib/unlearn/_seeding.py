@@ -7,9 +7,8 @@ from dataclasses import dataclass
 import numpy as np
 
 from fedlib._typing import NDArrayInt, SeedLike
-from fedlib._validation import check_array, check_random_state, check_sample_weight
-from fedlib.cluster._distance import row_norms_squared
-from fedlib.cluster._kmeanspp import _kmeans_plusplus, check_race_keys
+from fedlib._validation import check_array, check_race_keys, check_random_state, check_sample_weight
+from fedlib.cluster import kmeans_plusplus_indices, row_norms_squared
 
 
 @dataclass(frozen=True)
@@ -153,7 +152,7 @@ def _unlearn_seeding(
         return SeedingUnlearning(new_position[seeds], keep, k, reseeded=False)
     i = int(hit[0])  # line 5: length of the untouched prefix
     X_rest = X[keep]
-    indices = _kmeans_plusplus(
+    indices = kmeans_plusplus_indices(
         X_rest,
         k,
         weights[keep],

@@ -12,7 +12,6 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from fedlib.cluster import (
-    InfeasibleAssignment,
     assignment_constraints,
     cluster_anchors,
     integer_determinant,
@@ -24,6 +23,7 @@ from fedlib.cluster import (
     separable_objective,
     size_bounds,
 )
+from fedlib.exceptions import InfeasibleAssignment
 
 
 def brute_force(D, lo, hi):

@@ -23,7 +23,8 @@ from fedlib.cluster import (
     squared_distances,
 )
 from fedlib.data import make_blobs
-from fedlib.field import FieldOverflowError, quantize
+from fedlib.exceptions import FieldOverflowError
+from fedlib.field import quantize
 from fedlib.utils import spawn_generators
 
 

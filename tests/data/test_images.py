@@ -10,6 +10,7 @@ import pytest
 
 from fedlib import data
 from fedlib.data import Dataset, _loaders, image_array, split_dataset
+from fedlib.exceptions import ChecksumError, DataUnavailableError
 
 from ..conftest import load_real
 
@@ -175,7 +176,7 @@ def _mirror_file(name: str) -> str:
 def test_debian_copy_is_used_when_neither_mirror_nor_cache_has_the_file(nowhere):
     for kind in ("images-idx3", "labels-idx1"):
         shutil.copy(_mirror_file(f"fashion-t10k-{kind}-ubyte.gz"), nowhere / f"t10k-{kind}-ubyte.gz")
-    with pytest.raises(data.DataUnavailableError):
+    with pytest.raises(DataUnavailableError):
         data.fetch("fashion-t10k-labels-idx1-ubyte.gz")  # neither mirror nor cache has it ...
     assert _loaders._fetch_fashion("t10k", "labels-idx1") == nowhere / "t10k-labels-idx1-ubyte.gz"  # ... Debian has
     ds = data.load("fashion_mnist_test")
@@ -184,12 +185,12 @@ def test_debian_copy_is_used_when_neither_mirror_nor_cache_has_the_file(nowhere)
 
 def test_corrupted_debian_copy_raises(nowhere):
     (nowhere / "t10k-labels-idx1-ubyte.gz").write_bytes(b"not the registered bytes")
-    with pytest.raises(data.ChecksumError, match=r"fashion-t10k-labels-idx1-ubyte\.gz"):
+    with pytest.raises(ChecksumError, match=r"fashion-t10k-labels-idx1-ubyte\.gz"):
         _loaders._fetch_fashion("t10k", "labels-idx1")
 
 
 def test_missing_everywhere_names_the_debian_package(nowhere):
-    with pytest.raises(data.DataUnavailableError, match="dataset-fashion-mnist") as info:
+    with pytest.raises(DataUnavailableError, match="dataset-fashion-mnist") as info:
         data.load("fashion_mnist_test")
     assert str(nowhere / "t10k-images-idx3-ubyte.gz") in str(info.value)
 

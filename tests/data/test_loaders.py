@@ -7,7 +7,7 @@ import pytest
 from sklearn.cluster import KMeans as SklearnKMeans
 
 from fedlib import data
-from fedlib.papers.mufc import DATASET_SPECS
+from fedlib.data import DATASET_SPECS
 
 from ..conftest import load_real
 

@@ -17,6 +17,7 @@ from fedlib import data
 from fedlib.data import _registry
 from fedlib.data._loaders import _NumpyOnlyUnpickler
 from fedlib.data._registry import sha256_of
+from fedlib.exceptions import ChecksumError, DataUnavailableError
 
 ROOT = Path(__file__).resolve().parents[2]
 
@@ -57,7 +58,7 @@ def test_corrupted_mirror_copy_raises_naming_file_and_both_hashes(empty_places):
     entry = data.registry()["postures_partial.csv"]
     bad = empty_places / "mirror" / entry.file
     bad.write_bytes(b"Class,User\n1,0\n")
-    with pytest.raises(data.ChecksumError) as info:
+    with pytest.raises(ChecksumError) as info:
         data.load("postures_partial")
     message = str(info.value)
     assert entry.file in message and entry.sha256 in message and sha256_of(bad) in message
@@ -65,12 +66,12 @@ def test_corrupted_mirror_copy_raises_naming_file_and_both_hashes(empty_places):
 
 def test_corrupted_copy_is_not_replaced_by_a_standin(empty_places):
     (empty_places / "mirror" / "celltype_processed.pkl").write_bytes(b"not a pickle")
-    with pytest.raises(data.ChecksumError):
+    with pytest.raises(ChecksumError):
         data.load_or_standin("celltype")
 
 
 def test_missing_file_gives_clear_error_and_labelled_standin(empty_places):
-    with pytest.raises(data.DataUnavailableError, match=r"covtype_kaggle_train\.csv could not be had; tried: mirror"):
+    with pytest.raises(DataUnavailableError, match=r"covtype_kaggle_train\.csv could not be had; tried: mirror"):
         data.load("covtype")
     with pytest.warns(RuntimeWarning, match="stand-in"):
         ds = data.load_or_standin("covtype")
@@ -80,7 +81,7 @@ def test_missing_file_gives_clear_error_and_labelled_standin(empty_places):
 
 
 def test_derived_file_says_it_has_no_public_origin(empty_places):
-    with pytest.raises(data.DataUnavailableError, match="derived and served by the mirror only"):
+    with pytest.raises(DataUnavailableError, match="derived and served by the mirror only"):
         data.fetch("femnist_leaf_niid005_20shards.npz")
 
 
@@ -92,7 +93,7 @@ def test_cache_copy_is_used_and_verified(empty_places, monkeypatch):
     assert data.fetch("tinyshakespeare.txt") == cache / "tinyshakespeare.txt"
     with open(cache / "tinyshakespeare.txt", "ab") as fh:
         fh.write(b"!")
-    with pytest.raises(data.ChecksumError):
+    with pytest.raises(ChecksumError):
         data.fetch("tinyshakespeare.txt")
 
 

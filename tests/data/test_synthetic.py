@@ -8,8 +8,8 @@ from hypothesis import assume, given
 from hypothesis import strategies as st
 
 from fedlib import data
-from fedlib.papers.datasets import PURCHASE100
-from fedlib.papers.mufc import DATASET_SPECS, GAUSSIAN
+from fedlib.data import DATASET_SPECS, PURCHASE100
+from fedlib.data import MUFC_GAUSSIAN as GAUSSIAN
 
 
 def blobs_by_definition(sizes, d, std, box, seed):

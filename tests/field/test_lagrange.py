@@ -7,7 +7,8 @@ import pytest
 from hypothesis import assume, given
 from hypothesis import strategies as st
 
-from fedlib.field import DecodingError, LagrangeCode, determinant_mod, lagrange_basis
+from fedlib.exceptions import DecodingError
+from fedlib.field import LagrangeCode, determinant_mod, lagrange_basis
 
 Q = 2**50 - 27
 SMALL_Q = 101

@@ -15,7 +15,8 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from fedlib.field import CorrectedDecoding, DecodingError, LagrangeCode
+from fedlib.exceptions import DecodingError
+from fedlib.field import CorrectedDecoding, LagrangeCode
 
 Q = 2**50 - 27  # SecFC-sized: the int64 path
 SMALL_Q = 101  # a combination hides a corrupted response with probability 1/101: exercises the retries

@@ -9,8 +9,8 @@ import pytest
 from hypothesis import assume, given
 from hypothesis import strategies as st
 
+from fedlib.exceptions import DecodingError
 from fedlib.field import (
-    DecodingError,
     berlekamp_massey,
     decode_power_sums,
     next_prime,

@@ -9,7 +9,8 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from fedlib.field import FieldOverflowError, check_decoded, collapsed_features, quantize, signed, to_field
+from fedlib.exceptions import FieldOverflowError
+from fedlib.field import check_decoded, collapsed_features, quantize, signed, to_field
 
 Q = 2**50 - 27
 

@@ -10,7 +10,8 @@ from hypothesis import given
 from hypothesis import strategies as st
 from scipy.stats import chisquare
 
-from fedlib.field import MERSENNE_521, DecodingError, Shamir
+from fedlib.exceptions import DecodingError
+from fedlib.field import MERSENNE_521, Shamir
 
 
 def _lagrange_at_zero(points: list[tuple[int, int]], p: int) -> int:

@@ -8,6 +8,7 @@ from hypothesis import given
 from hypothesis import strategies as st
 from hypothesis.extra import numpy as hnp
 
+from fedlib.exceptions import SecAggAbort
 from fedlib.learn import (
     Aggregated,
     Aggregator,
@@ -24,7 +25,7 @@ from fedlib.learn import (
     server_update,
     train_clients,
 )
-from fedlib.secagg import SecAggAbort, SecureAggregator
+from fedlib.secagg import SecureAggregator
 
 N_FEATURES, N_CLASSES = 10, 4
 LOCAL = LocalSGD(lr=0.2, batch_size=8)

@@ -8,7 +8,8 @@ from hypothesis import given
 from hypothesis import strategies as st
 from hypothesis.extra.numpy import arrays
 
-from fedlib.secagg import SecAggAbort, SecureAggregator
+from fedlib.exceptions import SecAggAbort
+from fedlib.secagg import SecureAggregator
 
 
 @given(

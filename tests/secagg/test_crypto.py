@@ -9,7 +9,8 @@ from hypothesis import given
 from hypothesis import strategies as st
 from scipy.stats import chisquare
 
-from fedlib.secagg import TamperedMessageError, agree, generate_keypair, open_sealed, prg_words, random_bytes, seal
+from fedlib.exceptions import TamperedMessageError
+from fedlib.secagg import agree, generate_keypair, open_sealed, prg_words, random_bytes, seal
 
 
 @given(st.integers(0, 2**32 - 1), st.integers(0, 2**32 - 1))

@@ -8,7 +8,8 @@ from hypothesis import given
 from hypothesis import strategies as st
 from hypothesis.extra.numpy import arrays
 
-from fedlib.secagg import FixedPoint, RingOverflowError
+from fedlib.exceptions import RingOverflowError
+from fedlib.secagg import FixedPoint
 
 
 @given(

@@ -9,7 +9,8 @@ import pytest
 from hypothesis import assume, given
 from hypothesis import strategies as st
 
-from fedlib.field import FieldOverflowError, quantize
+from fedlib.exceptions import FieldOverflowError
+from fedlib.field import quantize
 from fedlib.secagg import SECFC_PRIME, check_round, check_scale, data_radius, distance_bound, max_safe_scale
 
 Q = SECFC_PRIME

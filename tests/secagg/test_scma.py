@@ -9,7 +9,7 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from fedlib.field import DecodingError
+from fedlib.exceptions import DecodingError
 from fedlib.secagg import (
     dense_secure_sum_bits,
     scma_aggregate,

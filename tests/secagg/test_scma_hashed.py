@@ -6,14 +6,14 @@ from collections import Counter
 
 import numpy as np
 import pytest
+from fedbook.bench import random_sparse_clients
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from fedlib.bench import random_sparse_clients
-from fedlib.field import DecodingError, splitting_seconds
+from fedlib.exceptions import DecodingError, IndexCollisionError
+from fedlib.field import splitting_seconds
 from fedlib.secagg import (
     HASHED_SCMA_PRIME,
-    IndexCollisionError,
     bin_hashes,
     hashed_scma_aggregate,
     hashed_scma_decode,
@@ -127,7 +127,7 @@ def test_every_key_colliding_raises_after_max_attempts(monkeypatch):
 
     params = hashed_scma_params(n_samples=20, n_bins=10**6, n_clusters=2, n_clients=2, prime=10007)
     a, b = _colliding_bins(params, b"k" * 32, same_hash=True)
-    monkeypatch.setattr(module, "_draw_key", lambda stream: b"k" * 32)
+    monkeypatch.setattr(module, "hashed_scma_key", lambda stream: b"k" * 32)
     with pytest.raises(IndexCollisionError, match="every one of 2 keys"):
         secure_hashed_sparse_sum([{a: 3}, {b: 5}], params, random_state=0, max_attempts=2)
 

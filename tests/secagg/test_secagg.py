@@ -5,16 +5,14 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
+from fedlib.exceptions import PrivacyViolationError, ProtocolStageError, TamperedMessageError
 from fedlib.secagg import (
     EncryptedShare,
     MaskingGraph,
-    PrivacyViolationError,
-    ProtocolStageError,
     SecAggConfig,
     SecAggServer,
     SecAggUser,
     Stage,
-    TamperedMessageError,
     harary_graph,
     leaked_partial_sums,
     prg_words,

@@ -9,10 +9,10 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
+from fedlib.exceptions import SecAggAbort
 from fedlib.secagg import (
     PHASES,
     MaskingGraph,
-    SecAggAbort,
     SecAggConfig,
     Stage,
     harary_graph,

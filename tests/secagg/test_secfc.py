@@ -12,7 +12,8 @@ from sklearn.exceptions import NotFittedError
 
 from fedlib.cluster import PlainIntegerDistances, centralized_lloyd, kmeans_objective
 from fedlib.data import iid_partition, make_blobs
-from fedlib.field import DecodingError, FieldOverflowError, LagrangeCode, quantize, to_field
+from fedlib.exceptions import DecodingError, FieldOverflowError
+from fedlib.field import LagrangeCode, quantize, to_field
 from fedlib.secagg import SECFC_PRIME, CodedDistances, SecFC, default_colluders, max_safe_scale, share_all
 
 

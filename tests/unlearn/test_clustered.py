@@ -8,8 +8,9 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 from hypothesis.extra.numpy import arrays
 
+from fedlib.exceptions import UnlearningCapacityError
 from fedlib.learn import LocalSGD
-from fedlib.unlearn import ClusteredUnlearning, UnlearningCapacityError, majority_vote
+from fedlib.unlearn import ClusteredUnlearning, majority_vote
 
 
 @pytest.fixture(scope="module")

@@ -17,9 +17,9 @@ from hypothesis import assume, given
 from hypothesis import strategies as st
 from scipy.stats import binomtest, hypergeom
 
+from fedlib.exceptions import InfeasibleParameters
 from fedlib.secagg import MaskingGraph, harary_graph
 from fedlib.unlearn import (
-    InfeasibleParameters,
     assign_clusters,
     balanced_cluster_sizes,
     balanced_threshold_rate,

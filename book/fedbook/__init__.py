@@ -1,0 +1,16 @@
+"""Experiment drivers shared by chapters and benchmarks: data preparation and repeated runs, no algorithms.
+
+- :mod:`fedbook.foundations`: the book's datasets, K-means++ seeding quality, server weights.
+- :mod:`fedbook.mufc`: MUFC's datasets, Tables 1-2 trials, removal sequences and sweeps.
+- :mod:`fedbook.secfc`: SecFC's Tables 1-3, exactness runs, float-vs-quantized drift, timing sweeps.
+- :mod:`fedbook.secagg_fu`: Liu et al.'s ParGen figures, errata and Monte Carlo; its ``protocol``
+  module runs SecAgg+ inside a cluster (Fig. 3, thresholds, coalitions, dropouts, cost against k and N).
+- :func:`verdict`: the one rule by which every chapter compares its mean ± std with a paper's, and
+  :func:`mean_cell` the way our cell is printed beside the paper's (one-run cells marked).
+
+Drivers import only public names of the library.
+"""
+
+from fedbook._verdict import INCONCLUSIVE, ONE_RUN, mean_cell, verdict
+
+__all__ = ["INCONCLUSIVE", "ONE_RUN", "mean_cell", "verdict"]

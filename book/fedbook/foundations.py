@@ -1,0 +1,230 @@
+"""Set-up and repeated runs for the foundations chapter: the book's datasets, seeding quality, weighting."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+import pandas as pd
+from joblib import Parallel, delayed
+
+from fedbook.bench import speed_ratios
+from fedbook.papers import mufc as mufc_paper
+from fedlib.cluster import KMeans, OneShotFederatedKMeans, kmeans_objective, kmeans_plusplus, lloyd, loss_ratio
+from fedlib.data import Dataset, iid_partition, non_iid_partition
+from fedlib.utils import SeedLike, check_random_state, spawn_generators
+
+#: MUFC's name of each dataset of :func:`fedlib.data.load` that MUFC also uses.
+MUFC_NAMES = {
+    "celltype": "Celltype",
+    "covtype": "Covtype",
+    "gaussian": "Gaussian",
+    "postures_partial": "Postures",
+    "femnist_sample": "FEMNIST",
+    "tcga_standin": "TCGA",
+    "tmi_standin": "TMI",
+}
+
+
+@dataclass(frozen=True)
+class DatasetProfiles:
+    """K-means fits of the book's datasets and their cluster sizes beside MUFC's (:func:`dataset_profiles`)."""
+
+    fits: dict[str, KMeans]  #: best of n_init K-means runs per dataset
+    sizes: dict[str, np.ndarray]  #: K-means cluster sizes, largest first
+    published_sizes: dict[str, tuple[int, ...] | None]  #: MUFC App. M.1's sizes where it publishes them
+    table: pd.DataFrame  #: n, d, K and imbalance, ours beside the paper's
+
+
+def _fit_kmeans(X: np.ndarray, K: int, n_init: int, rng) -> KMeans:
+    """K-means with ``n_init`` restarts from its own stream (one job of :func:`dataset_profiles`)."""
+    return KMeans(K, n_init=n_init, random_state=rng).fit(X)
+
+
+def dataset_profiles(
+    datasets: dict[str, Dataset],
+    X_used: dict[str, np.ndarray],
+    *,
+    n_init: int,
+    n_jobs: int = 1,
+    random_state: SeedLike = None,
+) -> DatasetProfiles:
+    """Fit K-means on every dataset and set its size and imbalance beside MUFC's published ones.
+
+    Every dataset's fit draws from its own stream spawned from ``random_state``;
+    ``n_jobs`` processes share the fits and give the same profiles as one.
+    """
+    streams = spawn_generators(random_state, len(datasets))
+    models = Parallel(n_jobs=n_jobs)(
+        delayed(_fit_kmeans)(X_used[name], ds.n_clusters, n_init, stream)
+        for (name, ds), stream in zip(datasets.items(), streams, strict=True)
+    )
+    fits, sizes, published_sizes, rows = {}, {}, {}, []
+    for (name, ds), model in zip(datasets.items(), models, strict=True):
+        X = X_used[name]
+        fits[name] = model
+        sizes[name] = np.sort(np.bincount(model.labels_, minlength=ds.n_clusters))[::-1]
+        spec = mufc_paper.DATASET_SPECS.get(MUFC_NAMES.get(name, ""))
+        published = spec.cluster_sizes if spec else None
+        published_sizes[name] = published
+        kind = "stand-in" if ds.is_standin else "real"
+        rows.append(
+            {
+                "dataset": ds.name,
+                "data": "generated" if name == "gaussian" else kind,
+                "n (ours)": X.shape[0],
+                "n (paper)": str(spec.n_samples) if spec else "",
+                "d": ds.n_features,
+                "K": ds.n_clusters,
+                "imbalance (ours)": round(sizes[name][0] / max(sizes[name][-1], 1), 1),
+                "imbalance (paper)": round(published[0] / published[-1], 1) if published else "",
+            }
+        )
+    return DatasetProfiles(fits, sizes, published_sizes, pd.DataFrame(rows).set_index("dataset"))
+
+
+def _one_seeding(X: np.ndarray, K: int, phi_star: float, rng) -> tuple[float, float, float]:
+    """Loss ratios of one K-means++ seeding, one uniform seeding and Lloyd from the K-means++ seeds."""
+    centers, _ = kmeans_plusplus(X, K, random_state=rng)
+    uniform = X[rng.choice(X.shape[0], K, replace=False)]
+    return (
+        kmeans_objective(X, centers) / phi_star,
+        kmeans_objective(X, uniform) / phi_star,
+        lloyd(X, centers).inertia / phi_star,
+    )
+
+
+def seeding_quality(
+    datasets: dict[str, Dataset],
+    X_used: dict[str, np.ndarray],
+    fits: dict[str, KMeans],
+    *,
+    n_reps: int,
+    n_jobs: int = 1,
+    random_state: SeedLike = None,
+) -> pd.DataFrame:
+    """Loss ratio of K-means++ seeds, of uniform seeds and of Lloyd from the seeds, beside ``8(ln K + 2)``.
+
+    ``phi^*`` is the inertia of ``fits[name]``; one row per dataset, means over
+    ``n_reps`` seedings (and the worst K-means++ seeding). Every seeding draws
+    from its own stream, spawned from ``random_state``, so ``n_jobs`` processes
+    share them and give the same table as one.
+    """
+    names = list(datasets)
+    streams = iter(spawn_generators(random_state, len(names) * n_reps))
+    jobs = [(name, next(streams)) for name in names for _ in range(n_reps)]
+    ratios = Parallel(n_jobs=n_jobs)(
+        delayed(_one_seeding)(X_used[name], datasets[name].n_clusters, fits[name].inertia_, stream)
+        for name, stream in jobs
+    )
+    rows = []
+    for i, name in enumerate(names):
+        seeded, uniform, refined = np.array(ratios[i * n_reps : (i + 1) * n_reps]).T
+        K = datasets[name].n_clusters
+        rows.append(
+            {
+                "dataset": datasets[name].name,
+                "K": K,
+                "bound 8(ln K + 2)": 8 * (np.log(K) + 2),
+                "K-means++ seeds": seeded.mean(),
+                "K-means++ seeds (worst)": seeded.max(),
+                "uniform seeds": uniform.mean(),
+                "K-means++ then Lloyd": refined.mean(),
+            }
+        )
+    table = pd.DataFrame(rows).set_index("dataset")
+    table["within bound"] = table["K-means++ seeds"] <= table["bound 8(ln K + 2)"]
+    return table
+
+
+def weighting_study(
+    datasets: dict[str, Dataset],
+    names,
+    *,
+    n_clients: int,
+    n_reps: int,
+    n_init: int,
+    random_state: SeedLike = None,
+) -> pd.DataFrame:
+    """One-shot federated K-means (MUFC Alg. 5) with and without server weights, iid and non-iid (K' = round √K).
+
+    One row per dataset, split and weighting with the loss ratio over ``n_reps``
+    splits, as "mean ± std" and as the mean.
+    """
+    rng = check_random_state(random_state)
+    rows = []
+    for name in names:
+        ds = datasets[name]
+        X, K = ds.X, ds.n_clusters
+        k_prime = round(float(np.sqrt(K)))
+        reference = KMeans(K, n_init=n_init, random_state=rng).fit(X)
+        phi_star, labels = reference.inertia_, reference.labels_
+        for split in ["iid", f"non-iid (K'={k_prime})"]:
+            for weighted in [True, False]:
+                ratios = []
+                for _ in range(n_reps):
+                    if split == "iid":
+                        parts = iid_partition(ds.n_samples, n_clients, random_state=rng)
+                    else:
+                        parts = non_iid_partition(
+                            labels, n_clients, max_clusters_per_client=k_prime, random_state=rng
+                        )
+                    model = OneShotFederatedKMeans(K, weighted=weighted, server_n_init=n_init, random_state=rng)
+                    ratios.append(loss_ratio(model.fit(X, parts).federated_loss_, phi_star))
+                rows.append(
+                    {
+                        "dataset": ds.name,
+                        "split": split,
+                        "server weights": "cluster sizes" if weighted else "none",
+                        "loss ratio": f"{np.mean(ratios):.2f} ± {np.std(ratios):.2f}",
+                        "mean": np.mean(ratios),
+                    }
+                )
+    return pd.DataFrame(rows)
+
+
+def seeding_speed(datasets: dict[str, Dataset], names, *, repeat: int) -> pd.DataFrame:
+    """fedlib's K-means++ against scikit-learn's (greedy default and ``n_local_trials=1``), ratios in one run."""
+    from sklearn.cluster import kmeans_plusplus as sklearn_kmeans_plusplus
+
+    rows = []
+    for name in names:
+        ds = datasets[name]
+        X, K = ds.X, ds.n_clusters
+        ratios = speed_ratios(
+            {
+                "fedlib": lambda X=X, K=K: kmeans_plusplus(X, K, random_state=0),
+                "sklearn (greedy, default)": lambda X=X, K=K: sklearn_kmeans_plusplus(X, K, random_state=0),
+                "sklearn (n_local_trials=1)": lambda X=X, K=K: sklearn_kmeans_plusplus(
+                    X, K, random_state=0, n_local_trials=1
+                ),
+            },
+            reference="fedlib",
+            repeat=repeat,
+        )
+        rows.append(
+            {
+                "dataset": ds.name,
+                "n": ds.n_samples,
+                "d": ds.n_features,
+                "K": K,
+                "speed-up over sklearn greedy": 1 / ratios["sklearn (greedy, default)"],
+                "speed-up over sklearn n_local_trials=1": 1 / ratios["sklearn (n_local_trials=1)"],
+            }
+        )
+    return pd.DataFrame(rows).set_index("dataset")
+
+
+def lloyd_trace(X, init, *, max_iter: int = 15) -> tuple[list[float], object]:
+    """The objective before Lloyd and after each iteration until it converges (at most ``max_iter``).
+
+    Returns the objective values (first: at ``init``) and the final :class:`fedlib.cluster.LloydResult`.
+    """
+    trace = [kmeans_objective(X, init)]
+    run = None
+    for n_iter in range(1, max_iter + 1):
+        run = lloyd(X, init, max_iter=n_iter, tol=0.0)
+        trace.append(run.inertia)
+        if run.converged:
+            break
+    return trace, run

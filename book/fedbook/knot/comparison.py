@@ -1,0 +1,695 @@
+"""KNOT's Table II and Fig. 6(c), the 54% of asynchronous training, and early erasure: studies over seeds.
+
+A study of one task runs a pilot (FedBuff without erasure, the chapter's seed) to fix the erasure time,
+a fraction of the pilot's time to target, and the horizon; then every method and seed trains, erases
+and retrains (:func:`fedbook.knot.runs.runs_with_erasure`). The tables put the paper's numbers
+(:mod:`fedbook.papers.knot`) beside ours with computed verdicts.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+import numpy as np
+import pandas as pd
+
+from fedbook._verdict import verdict as verdict_rule
+from fedbook.knot.runs import (
+    METHODS,
+    Run,
+    parallel_map,
+    run_without_erasure,
+    runs_with_erasure,
+)
+from fedbook.knot.tasks import Task, TaskData
+from fedbook.papers import knot as paper
+from fedlib.learn import pareto_training_times
+
+#: Late erasure (the paper's setting, by its results): at this fraction of FedBuff's pilot time to target.
+LATE = 0.7
+
+#: Early erasure: at this fraction, when there is little progress to lose.
+EARLY = 0.2
+
+#: A run may go on for the erasure time plus this many pilot times to target.
+HORIZON_FACTOR = 4.0
+
+#: Points of slack when our improvement's size is set against the paper's (Table II rounds to whole percents);
+#: :func:`fedbook.verdict` adds two standard errors over our seeds (the paper gives no spread).
+MAGNITUDE_SLACK = 1.0
+
+#: The pilot's own limit, in simulated seconds.
+PILOT_HORIZON = 50_000.0
+
+
+@dataclass(frozen=True)
+class Study:
+    """One task's runs.
+
+    Parameters
+    ----------
+    task : Task
+        The task.
+    pilot : Run
+        FedBuff without erasure (the chapter's seed): its time to target fixes the erasure time.
+    erase_time : float
+        Simulated seconds of the erasure request, the same for every method and seed.
+    horizon : float
+        Simulated seconds a run may take.
+    runs : list of Run
+        Every method, seed and erasure count.
+    """
+
+    task: Task
+    pilot: Run
+    erase_time: float
+    horizon: float
+    runs: list
+
+    def frame(self) -> pd.DataFrame:
+        """One row per run: task, method, seed, erased clients and clusters, time to target, wall seconds.
+
+        Returns
+        -------
+        pandas.DataFrame
+            The runs.
+        """
+        return runs_frame(self.runs)
+
+
+def runs_frame(runs: Sequence[Run]) -> pd.DataFrame:
+    """One row per run (without its curve).
+
+    Parameters
+    ----------
+    runs : sequence of Run
+        Runs.
+
+    Returns
+    -------
+    pandas.DataFrame
+        Columns task, method, seed, n_erased, erased, erased_clusters, took_part, cluster_sizes, erase_time,
+        time_to_target, reached, profile_seconds, unlearning_seconds, wall_seconds, train_seconds,
+        eval_seconds, overhead_seconds.
+    """
+    columns = (
+        "task method seed n_erased erased erased_clusters took_part cluster_sizes erase_time time_to_target "
+        "profile_seconds unlearning_seconds wall_seconds train_seconds eval_seconds overhead_seconds"
+    ).split()
+    frame = pd.DataFrame([{c: getattr(r, c) for c in columns} for r in runs], columns=columns)
+    frame["reached"] = np.isfinite(frame["time_to_target"].astype(float))
+    return frame
+
+
+def pilots(tasks: Sequence[Task], prepared: Sequence[TaskData], seed: int, *, n_jobs: int = 1) -> list[Run]:
+    """FedBuff without erasure on every task (the chapter's seed), to fix each task's erasure time.
+
+    Parameters
+    ----------
+    tasks : sequence of Task
+        The tasks.
+    prepared : sequence of TaskData
+        Their data.
+    seed : int
+        The seed.
+    n_jobs : int, default=1
+        Processes.
+
+    Returns
+    -------
+    list of Run
+        One per task.
+
+    Raises
+    ------
+    RuntimeError
+        If FedBuff does not reach a task's target within :data:`PILOT_HORIZON` simulated seconds.
+    """
+    runs = parallel_map(
+        run_without_erasure,
+        [(task, data, "FedBuff", seed) for task, data in zip(tasks, prepared, strict=True)],
+        n_jobs=n_jobs,
+        keywords={"horizon": PILOT_HORIZON},
+    )
+    for task, run in zip(tasks, runs, strict=True):
+        if not run.reached:
+            raise RuntimeError(
+                f"{task.name}: FedBuff did not reach the target {task.metric} {task.target} within "
+                f"{PILOT_HORIZON:.0f} simulated seconds; lower the target."
+            )
+    return runs
+
+
+def studies(
+    tasks: Sequence[Task],
+    prepared: Sequence[TaskData],
+    seeds: Sequence[int],
+    *,
+    pilot_seed: int = 0,
+    fraction: float = LATE,
+    methods: Sequence[str] = METHODS,
+    counts: dict[str, tuple[int, ...]] | None = None,
+    n_jobs: int = 1,
+) -> list[Study]:
+    """Every method on every task and seed, each erasing at the same simulated time, then retraining.
+
+    Parameters
+    ----------
+    tasks : sequence of Task
+        The tasks.
+    prepared : sequence of TaskData
+        Their data.
+    seeds : sequence of int
+        Seeds (the paper reports one run; we report mean ± std over these).
+    pilot_seed : int, default=0
+        Seed of the pilot that fixes the erasure time.
+    fraction : float, default=LATE
+        The erasure comes at this fraction of the pilot's time to target.
+    methods : sequence of str, default=METHODS
+        Methods.
+    counts : dict of str to tuple of int, optional
+        Erasure counts per method; default each task's ``erased`` for every method but FedAvg, which
+        only runs Fig. 6c's larger count (it is the baseline of its speed-ups).
+    n_jobs : int, default=1
+        Processes.
+
+    Returns
+    -------
+    list of Study
+        One per task.
+    """
+    pilot_runs = pilots(tasks, prepared, pilot_seed, n_jobs=n_jobs)
+    jobs, owners = [], []
+    plan = []
+    for t, (task, data, pilot) in enumerate(zip(tasks, prepared, pilot_runs, strict=True)):
+        erase_time = fraction * pilot.time_to_target
+        horizon = erase_time + HORIZON_FACTOR * pilot.time_to_target
+        plan.append((erase_time, horizon))
+        for seed in seeds:
+            for method in methods:
+                default = task.erased[1:] if method == "FedAvg" else task.erased
+                chosen = default if counts is None or method not in counts else counts[method]
+                jobs.append((task, data, method, seed, erase_time, horizon, chosen))
+                owners.append(t)
+    results = parallel_map(_erasure_job, jobs, n_jobs=n_jobs)
+    out = []
+    for t, (task, pilot, (erase_time, horizon)) in enumerate(zip(tasks, pilot_runs, plan, strict=True)):
+        runs = [run for owner, batch in zip(owners, results, strict=True) if owner == t for run in batch]
+        out.append(Study(task=task, pilot=pilot, erase_time=erase_time, horizon=horizon, runs=runs))
+    return out
+
+
+def _erasure_job(task, data, method, seed, erase_time, horizon, counts) -> list[Run]:
+    return runs_with_erasure(task, data, method, seed, erase_time=erase_time, horizon=horizon, counts=counts)
+
+
+def _mean_std(values) -> tuple[float, float, int]:
+    values = np.asarray(values, dtype=np.float64)
+    values = values[np.isfinite(values)]
+    if values.size == 0:
+        return float("nan"), float("nan"), 0
+    return float(values.mean()), float(values.std(ddof=1)) if values.size > 1 else 0.0, int(values.size)
+
+
+def improvements(study: Study, *, n_erased: int | None = None, baseline: str = "FedBuff") -> pd.DataFrame:
+    """Per seed and method, ``1 − T_method / T_baseline`` in percent (Table II's "x%↑"), with the same erasure.
+
+    A run that did not reach the target by the horizon counts as taking the horizon: its improvement
+    is an upper bound (for the method) or a lower bound (for the baseline), flagged ``censored``.
+
+    Parameters
+    ----------
+    study : Study
+        A task's runs.
+    n_erased : int, optional
+        Which erasure count; default the main one (``task.erased[0]``).
+    baseline : str, default="FedBuff"
+        The method compared against.
+
+    Returns
+    -------
+    pandas.DataFrame
+        Columns seed, method, time, baseline_time, improvement, censored.
+    """
+    count = study.task.erased[0] if n_erased is None else n_erased
+    frame = study.frame()
+    frame = frame[frame["n_erased"] == count]
+    base = frame[frame["method"] == baseline].set_index("seed")["time_to_target"]
+    rows = []
+    for _, row in frame.iterrows():
+        if row["seed"] not in base.index:
+            continue
+        t, b = row["time_to_target"], base[row["seed"]]
+        censored = not (np.isfinite(t) and np.isfinite(b))
+        t, b = (study.horizon if not np.isfinite(t) else t), (study.horizon if not np.isfinite(b) else b)
+        rows.append(
+            {
+                "seed": row["seed"],
+                "method": row["method"],
+                "time": row["time_to_target"],
+                "baseline_time": base[row["seed"]],
+                "improvement": 100.0 * (1.0 - t / b),
+                "censored": censored,
+            }
+        )
+    return pd.DataFrame(rows)
+
+
+def _paper_improvement(task: Task, method: str) -> float:
+    if task.stands_for is None or method not in paper.TABLE2_IMPROVEMENT:
+        return float("nan")
+    value = paper.TABLE2_IMPROVEMENT[method][task.stands_for]
+    return float("nan") if value is None else float(value)
+
+
+def _sign_verdict(mean: float, std: float, n: int, *, better: str, worse: str) -> str:
+    """Faster / slower when the mean is two standard errors from zero, else "no clear difference"."""
+    if n < 2 or not np.isfinite(mean):
+        return "too few runs"
+    se = std / np.sqrt(n)
+    if mean - 2 * se > 0:
+        return better
+    if mean + 2 * se < 0:
+        return worse
+    return "no clear difference"
+
+
+def table2(studies_: Sequence[Study]) -> pd.DataFrame:
+    """Table II beside ours: time to target and improvement over FedBuff, mean ± std over seeds, with verdicts.
+
+    The verdict reads the sign of our improvement (two standard errors from zero) and compares it
+    with the paper's: "agrees" when both say faster or both slower, "disagrees" when they differ in
+    sign, "no clear difference" when ours is within two standard errors of zero. "size against paper"
+    sets our mean ± std beside the paper's value by :func:`fedbook.verdict` ("matches" within
+    two standard deviations plus :data:`MAGNITUDE_SLACK`, else "lower" or "higher").
+
+    Parameters
+    ----------
+    studies_ : sequence of Study
+        One per task.
+
+    Returns
+    -------
+    pandas.DataFrame
+        One row per task and method: task, stands_for, method, seconds (mean, std), reached, improvement
+        (mean, std), censored runs, paper improvement, paper FedBuff seconds, our sign, verdict, size against paper.
+    """
+    rows = []
+    for study in studies_:
+        gains = improvements(study)
+        for method in [m for m in METHODS if m in set(gains["method"])]:
+            mine = gains[gains["method"] == method]
+            seconds = _mean_std(mine["time"])
+            gain = _mean_std(mine["improvement"]) if method != "FedBuff" else (0.0, 0.0, len(mine))
+            published = _paper_improvement(study.task, method)
+            ours = _sign_verdict(gain[0], gain[1], gain[2], better="faster", worse="slower")
+            if method == "FedBuff":
+                verdict = "baseline"
+            elif not np.isfinite(published):
+                verdict = "no published value" if study.task.stands_for else "not in the paper"
+            elif ours in ("no clear difference", "too few runs"):
+                verdict = f"{ours} (paper: {'faster' if published > 0 else 'slower'})"
+            else:
+                verdict = "agrees" if (ours == "faster") == (published > 0) else "disagrees"
+            magnitude = (
+                verdict_rule((gain[0], gain[1]), (published, 0.0), slack=MAGNITUDE_SLACK, n_ours=int(gain[2]))
+                if np.isfinite(published) and gain[2] > 1
+                else ""
+            )
+            rows.append(
+                {
+                    "task": study.task.name,
+                    "stands for": study.task.stands_for or "(Fig. 4: MNIST)",
+                    "method": method,
+                    "seconds": seconds[0],
+                    "seconds std": seconds[1],
+                    "reached": f"{int(np.isfinite(mine['time'].astype(float)).sum())}/{len(mine)}",
+                    "improvement %": gain[0],
+                    "improvement std": gain[1],
+                    "censored": int(mine["censored"].sum()),
+                    "paper %": published,
+                    "paper FedBuff seconds": (
+                        paper.TABLE2_FEDBUFF_SECONDS[study.task.stands_for] if study.task.stands_for else np.nan
+                    ),
+                    "ours": ours if method != "FedBuff" else "",
+                    "verdict": verdict,
+                    "size against paper": magnitude,
+                }
+            )
+    return pd.DataFrame(rows)
+
+
+def pairwise(studies_: Sequence[Study], method: str, other: str, *, n_erased: int | None = None) -> pd.DataFrame:
+    """Per task, ``1 − T_method / T_other`` in percent over seeds, with its verdict (e.g. KNOT against Random).
+
+    Parameters
+    ----------
+    studies_ : sequence of Study
+        One per task.
+    method, other : str
+        The two methods.
+    n_erased : int, optional
+        Erasure count; default each task's main one.
+
+    Returns
+    -------
+    pandas.DataFrame
+        task, improvement (mean, std, n), verdict, and the paper's value where it states or implies one.
+    """
+    rows = []
+    for study in studies_:
+        gains = improvements(study, n_erased=n_erased, baseline=other)
+        mine = gains[gains["method"] == method]
+        mean, std, n = _mean_std(mine["improvement"])
+        published = float("nan")
+        if study.task.stands_for is not None and (method, other) == ("KNOT", "FedEraser"):
+            published = paper.KNOT_OVER_FEDERASER.get(study.task.stands_for, float("nan"))
+        elif study.task.stands_for is not None and other == "Random" and method == "KNOT":
+            knot = paper.TABLE2_IMPROVEMENT["KNOT"][study.task.stands_for]
+            rnd = paper.TABLE2_IMPROVEMENT["Random"][study.task.stands_for]
+            published = 100.0 * (1.0 - (100.0 - knot) / (100.0 - rnd))  # implied by Table II
+        rows.append(
+            {
+                "task": study.task.name,
+                f"{method} over {other} %": mean,
+                "std": std,
+                "seeds": n,
+                "censored": int(mine["censored"].sum()),
+                "paper %": published,
+                "verdict": _sign_verdict(mean, std, n, better=f"{method} faster", worse=f"{method} slower"),
+            }
+        )
+    return pd.DataFrame(rows)
+
+
+def speedup_runs(studies_: Sequence[Study], *, baseline: str = "FedAvg") -> pd.DataFrame:
+    """Fig. 6(c), seed by seed: speed-up ``T_baseline / T_method`` with the larger erasure count.
+
+    Parameters
+    ----------
+    studies_ : sequence of Study
+        One per task.
+    baseline : str, default="FedAvg"
+        The synchronous baseline.
+
+    Returns
+    -------
+    pandas.DataFrame
+        task, method, seed, speed-up (NaN where either run did not reach the target).
+    """
+    rows = []
+    for study in studies_:
+        frame = study.frame()
+        frame = frame[frame["n_erased"] == study.task.erased[1]]
+        base = frame[frame["method"] == baseline].set_index("seed")["time_to_target"]
+        for method in [m for m in METHODS if m != baseline and m in set(frame["method"])]:
+            mine = frame[frame["method"] == method].set_index("seed")["time_to_target"]
+            for seed_, seconds in mine.items():
+                rows.append({"task": study.task.name, "method": method, "seed": seed_,
+                             "speed-up": base.get(seed_, np.nan) / seconds})  # fmt: skip
+    return pd.DataFrame(rows)
+
+
+def speedups(studies_: Sequence[Study], *, baseline: str = "FedAvg") -> pd.DataFrame:
+    """Fig. 6(c): speed-up ``T_baseline / T_method`` over synchronous FedAvg with the larger erasure count.
+
+    Parameters
+    ----------
+    studies_ : sequence of Study
+        One per task.
+    baseline : str, default="FedAvg"
+        The synchronous baseline.
+
+    Returns
+    -------
+    pandas.DataFrame
+        task, method, speed-up mean and std over seeds (seeds where both reached the target).
+    """
+    rows = []
+    for (task, method), group in speedup_runs(studies_, baseline=baseline).groupby(["task", "method"], sort=False):
+        mean, std, n = _mean_std(group["speed-up"])
+        rows.append({"task": task, "method": method, "speed-up": mean, "std": std, "seeds": n})
+    return pd.DataFrame(rows)
+
+
+def async_against_sync(
+    tasks: Sequence[Task], prepared: Sequence[TaskData], seeds: Sequence[int], *, n_jobs: int = 1
+) -> pd.DataFrame:
+    """Synchronous FedAvg against FedBuff without erasure: seconds to target and FedBuff's improvement.
+
+    Parameters
+    ----------
+    tasks : sequence of Task
+        Tasks.
+    prepared : sequence of TaskData
+        Their data.
+    seeds : sequence of int
+        Seeds.
+    n_jobs : int, default=1
+        Processes.
+
+    Returns
+    -------
+    pandas.DataFrame
+        task, seed, FedAvg seconds, FedBuff seconds, improvement % (``1 − T_FedBuff / T_FedAvg``; NaN when
+        either did not reach the target within :data:`PILOT_HORIZON`).
+    """
+    jobs = [(task, data, method, seed) for task, data in zip(tasks, prepared, strict=True) for seed in seeds
+            for method in ("FedAvg", "FedBuff")]  # fmt: skip
+    runs = parallel_map(run_without_erasure, jobs, n_jobs=n_jobs, keywords={"horizon": PILOT_HORIZON})
+    rows = []
+    for i in range(0, len(runs), 2):
+        sync, buffered = runs[i], runs[i + 1]
+        rows.append(
+            {
+                "task": sync.task,
+                "seed": sync.seed,
+                "FedAvg seconds": sync.time_to_target,
+                "FedBuff seconds": buffered.time_to_target,
+                "improvement %": 100.0 * (1.0 - buffered.time_to_target / sync.time_to_target),
+            }
+        )
+    return pd.DataFrame(rows)
+
+
+def async_verdict(table: pd.DataFrame) -> pd.DataFrame:
+    """Per task, FedBuff's improvement over FedAvg (mean ± std) beside the paper's 54% (CIFAR-10), with verdicts.
+
+    "faster" when the mean is two standard errors above zero; "matches 54%" by :func:`~fedbook.verdict`
+    (two standard deviations plus one point for the paper's rounding).
+
+    Parameters
+    ----------
+    table : pandas.DataFrame
+        From :func:`async_against_sync`.
+
+    Returns
+    -------
+    pandas.DataFrame
+        task, improvement mean, std, seeds, paper %, sign verdict, magnitude verdict.
+    """
+    rows = []
+    for task, group in table.groupby("task", sort=False):
+        mean, std, n = _mean_std(group["improvement %"])
+        published = paper.SYNC_VS_ASYNC_IMPROVEMENT
+        rows.append(
+            {
+                "task": task,
+                "improvement %": mean,
+                "std": std,
+                "seeds": n,
+                "paper % (CIFAR-10)": published,
+                "FedBuff vs FedAvg": _sign_verdict(mean, std, n, better="faster", worse="slower"),
+                "against 54%": verdict_rule((mean, std), (published, 0.0), slack=1.0, n_ours=n)
+                if n
+                else "too few runs",
+            }
+        )
+    return pd.DataFrame(rows)
+
+
+def first_to_target(runs_: Sequence[Run]) -> str:
+    """The methods in the order their first post-erasure model reached the target, as a phrase.
+
+    Parameters
+    ----------
+    runs_ : sequence of Run
+        Runs of one task and seed.
+
+    Returns
+    -------
+    str
+        E.g. ``"Random first, then FedBuff, then FedAvg"``; methods that never reached it are named last.
+    """
+    reached = sorted((r for r in runs_ if r.reached), key=lambda r: r.time_to_target)
+    missed = [r.method for r in runs_ if not r.reached]
+    if not reached:
+        return "no method reached the target"
+    phrase = reached[0].method + " first" + "".join(f", then {r.method}" for r in reached[1:])
+    return phrase + (f"; {', '.join(missed)} did not reach it" if missed else "")
+
+
+def round_lengths(alphas: Sequence[float], concurrency: int, buffer: int, *, n_rounds: int = 2000,
+                  random_state: int = 0) -> pd.DataFrame:  # fmt: skip
+    """Mean synchronous round (the slowest of ``P`` clients) against the ``M``-th of ``P`` arrivals, by tail index.
+
+    Client times are drawn fresh for every round from Plato's law (:func:`fedlib.learn.pareto_training_times`).
+
+    Parameters
+    ----------
+    alphas : sequence of float
+        Pareto tail indices.
+    concurrency, buffer : int
+        ``P`` and ``M``.
+    n_rounds : int, default=2000
+        Rounds drawn per index.
+    random_state : int, default=0
+        Seed.
+
+    Returns
+    -------
+    pandas.DataFrame
+        alpha, mean sync round, mean ``M``-th arrival, their ratio.
+    """
+    rows = []
+    for alpha in alphas:
+        draws = pareto_training_times(concurrency * n_rounds, alpha=alpha, random_state=random_state)
+        draws = draws.reshape(n_rounds, concurrency)
+        sync = draws.max(axis=1).mean()
+        buffered = np.sort(draws, axis=1)[:, buffer - 1].mean()
+        rows.append({"alpha": alpha, "sync round (s)": sync, "M-th arrival (s)": buffered, "ratio": sync / buffered})
+    return pd.DataFrame(rows)
+
+
+def landing_table(studies_: Sequence[Study]) -> pd.DataFrame:
+    """Where the (first) erasing client landed in the clustered runs, beside the run's improvement over FedBuff.
+
+    Parameters
+    ----------
+    studies_ : sequence of Study
+        One per task.
+
+    Returns
+    -------
+    pandas.DataFrame
+        task, method, seed, cluster size of the erasing client, largest cluster size, in the largest cluster,
+        took part before the erasure, improvement %.
+    """
+    rows = []
+    for study in studies_:
+        gains = improvements(study).set_index(["seed", "method"])["improvement"]
+        for run in study.runs:
+            if run.method not in ("Random", "KNOT") or run.n_erased != study.task.erased[0]:
+                continue
+            size = run.cluster_sizes[run.erased_clusters[0]]
+            rows.append(
+                {
+                    "task": run.task,
+                    "method": run.method,
+                    "seed": run.seed,
+                    "erasing client's cluster size": size,
+                    "largest cluster": max(run.cluster_sizes),
+                    "in the largest cluster": size == max(run.cluster_sizes),
+                    "took part": run.took_part[0],
+                    "improvement %": gains.get((run.seed, run.method), np.nan),
+                }
+            )
+    return pd.DataFrame(rows)
+
+
+def two_erasures_verdict(studies_: Sequence[Study]) -> str:
+    """Fig. 6(c)'s claim, "KNOT and Random still clearly beat FedEraser" with more erasing clients, as a sentence.
+
+    Parameters
+    ----------
+    studies_ : sequence of Study
+        One per task.
+
+    Returns
+    -------
+    str
+        On how many tasks each clustered method is faster than FedEraser by two standard errors.
+    """
+    parts = []
+    for method in ("KNOT", "Random"):
+        clear = []
+        for study in studies_:
+            table = pairwise([study], method, "FedEraser", n_erased=study.task.erased[1])
+            if table.loc[0, "verdict"] == f"{method} faster":
+                clear.append(study.task.name)
+        parts.append(f"{method} is faster than FedEraser by two standard errors on {len(clear)} of "
+                     f"{len(studies_)} tasks" + (f" ({', '.join(clear)})" if clear else ""))  # fmt: skip
+    return (
+        "With the larger number of erasing clients, "
+        + "; ".join(parts)
+        + ('. The paper: both "still clearly beat" FedEraser (Fig. 6c, no numbers).')
+    )
+
+
+def implied_table2() -> pd.DataFrame:
+    """Table II's implied absolute seconds, ``T_FedBuff · (1 − x)``, and KNOT's implied gain over FedEraser and Random.
+
+    Returns
+    -------
+    pandas.DataFrame
+        One row per paper task: FedBuff seconds, implied seconds of FedEraser, Random and KNOT, KNOT over FedEraser
+        implied and stated, KNOT over Random implied.
+    """
+    rows = []
+    for task in paper.TASKS:
+        base = paper.TABLE2_FEDBUFF_SECONDS[task]
+        implied = {
+            method: (np.nan if values[task] is None else base * (1 - values[task] / 100))
+            for method, values in paper.TABLE2_IMPROVEMENT.items()
+        }
+        rows.append(
+            {
+                "task": task,
+                "FedBuff (s)": base,
+                **{f"{method} (s)": seconds for method, seconds in implied.items()},
+                "KNOT over FedEraser, implied %": 100 * (1 - implied["KNOT"] / implied["FedEraser"]),
+                "KNOT over FedEraser, stated %": paper.KNOT_OVER_FEDERASER.get(task, np.nan),
+                "KNOT over Random, implied %": 100 * (1 - implied["KNOT"] / implied["Random"]),
+            }
+        )
+    return pd.DataFrame(rows)
+
+
+def early_against_late(late: Sequence[Study], early: Sequence[Study]) -> pd.DataFrame:
+    """The clustered methods' improvement over FedBuff after an early and after a late erasure, task by task.
+
+    Parameters
+    ----------
+    late, early : sequence of Study
+        Studies of the same tasks (``early`` may hold a subset) with late and early erasures.
+
+    Returns
+    -------
+    pandas.DataFrame
+        task, method, late and early improvement (mean, std), and whether the early one is lower by two
+        combined standard errors ("lower"), higher, or neither ("no clear difference").
+    """
+    by_task = {study.task.name: study for study in late}
+    rows = []
+    for study in early:
+        for method in ("Random", "KNOT"):
+            values = {}
+            for label, source in (("late", by_task[study.task.name]), ("early", study)):
+                gains = improvements(source)
+                values[label] = _mean_std(gains[gains["method"] == method]["improvement"])
+            (lm, ls, ln), (em, es, en) = values["late"], values["early"]
+            se = float(np.hypot(ls / np.sqrt(max(ln, 1)), es / np.sqrt(max(en, 1))))
+            change = "lower" if em + 2 * se < lm else "higher" if em - 2 * se > lm else "no clear difference"
+            rows.append(
+                {
+                    "task": study.task.name,
+                    "method": method,
+                    "late %": lm,
+                    "late std": ls,
+                    "early %": em,
+                    "early std": es,
+                    "early against late": change,
+                }
+            )
+    return pd.DataFrame(rows)

@@ -1,0 +1,785 @@
+"""Drivers of the chapter on training and unlearning with clusters (Liu et al. 2025, Figs. 6-9 and Remark 2).
+
+Everything here calls :class:`fedlib.unlearn.ClusteredUnlearning`: FedAvg in every cluster with
+SecAgg (t-out-of-k Shamir sharing in the cluster, masks along a Harary graph) or in the clear,
+majority vote, and exact unlearning by retraining the affected clusters. The paper's MNIST and
+CIFAR-10 become the 10,000-image MNIST test set (split into a training and a test part) and
+Fashion-MNIST, both with a small CNN, so that a laptop runs a chapter in minutes.
+"""
+
+from __future__ import annotations
+
+import copy
+import re
+import time
+from dataclasses import dataclass
+
+import numpy as np
+import pandas as pd
+from scipy.stats import binom
+
+from fedbook.papers import secagg_fu as paper
+from fedlib import data
+from fedlib.exceptions import InfeasibleParameters, UnlearningCapacityError
+from fedlib.learn import LocalSGD
+from fedlib.unlearn import (
+    ClusteredUnlearning,
+    expected_retrained,
+    pargen,
+)
+from fedlib.utils import SeedLike, check_random_state, progress
+
+#: The chapter's (γ, δ) settings: Fig. 8-9's "larger δ and γ", with the other inputs of the worked example.
+SETTINGS: tuple[tuple[float, float], ...] = ((0.05, 0.05), (0.1, 0.1), (0.2, 0.1), (0.3, 0.1))
+
+#: The label of the baseline row of :func:`design_table`: FedAvg over all users, fully retrained per request.
+GLOBAL = "global FedAvg"
+
+#: The data sets: ours for theirs (Sec. VI uses MNIST with a two-layer CNN and CIFAR-10 with ResNet-18).
+DATASETS = {
+    "MNIST": "mnist_test",
+    "Fashion-MNIST": "fashion_mnist",
+    "FEMNIST": "femnist_sample",
+}
+
+
+@dataclass(frozen=True)
+class FederatedImages:
+    """Images split IID over users, and a test set.
+
+    Parameters
+    ----------
+    name : str
+        Display name (ends in "(stand-in)" for generated data).
+    X : ndarray of float32, shape (n, 1, 28, 28)
+        Training images of all users.
+    y : ndarray of int64, shape (n,)
+        Their labels.
+    users : list of ndarray of int64
+        Each user's rows of ``X`` (equal shares, as in Sec. VI: "uniformly distributed among users").
+    X_test : ndarray of float32
+        Test images.
+    y_test : ndarray of int64
+        Test labels.
+    is_standin : bool
+        Whether the images are a labelled synthetic stand-in.
+    source : str
+        Where the images come from and how they were split.
+    """
+
+    name: str
+    X: np.ndarray
+    y: np.ndarray
+    users: list
+    X_test: np.ndarray
+    y_test: np.ndarray
+    is_standin: bool
+    source: str
+
+    @property
+    def n_users(self) -> int:
+        """``N``."""
+        return len(self.users)
+
+
+def load_federated_images(
+    name: str, *, n_users: int, per_user: int, n_test: int, random_state: SeedLike = 0
+) -> FederatedImages:
+    """Load a data set and deal it to users, with a test set.
+
+    - MNIST: only its 10,000-image test set is registered, so a stratified
+      ``n_test`` of it is held out for testing and each of ``n_users`` users
+      gets ``per_user`` random images of the rest (IID, equal shares).
+    - Fashion-MNIST: the same, from its 60,000 training images; the test
+      images are drawn from its test set.
+    - FEMNIST (LEAF sample): the users are the writers (a natural, non-IID
+      split; ``n_users`` random writers, at most all of them), each keeping at
+      most ``per_user`` random images of its LEAF training part; the test
+      images are drawn from the writers' LEAF test parts. A stand-in without
+      writers is dealt IID like the others.
+
+    Parameters
+    ----------
+    name : {"MNIST", "Fashion-MNIST", "FEMNIST"}
+        Data set (:data:`DATASETS`).
+    n_users : int
+        ``N`` (FEMNIST: at most the number of writers).
+    per_user : int
+        Images per user (FEMNIST: at most, per writer).
+    n_test : int
+        Test images.
+    random_state : int, numpy.random.Generator or None, default=0
+        The split and the deal.
+
+    Returns
+    -------
+    FederatedImages
+        Users' images and the test set.
+
+    Raises
+    ------
+    ValueError
+        If the users need more images, or more writers, than there are.
+    """
+    rng = check_random_state(random_state)
+    key = DATASETS[name]
+    if key in ("mnist_test", "femnist_sample"):
+        full = data.load_or_standin(key, random_state=rng)
+        if "user_index" in full.extras:
+            return _femnist_writers(full, n_users, per_user, n_test, rng)
+        pool, test = data.split_dataset(full, n_test, random_state=rng)
+    else:
+        pool = data.load_or_standin(key, random_state=rng)
+        test_full = data.load_or_standin(f"{key}_test", random_state=rng)
+        _, test = data.split_dataset(test_full, n_test, random_state=rng)
+    need = n_users * per_user
+    if need > pool.n_samples:
+        raise ValueError(f"{n_users} users x {per_user} images = {need} > the {pool.n_samples} images of {pool.name}.")
+    rows = np.sort(rng.choice(pool.n_samples, size=need, replace=False))
+    X = data.image_array(pool)[rows]
+    y = np.asarray(pool.y, dtype=np.int64)[rows]
+    users = np.array_split(rng.permutation(need), n_users)
+    return FederatedImages(
+        name=name + (" (stand-in)" if pool.is_standin else ""),
+        X=X,
+        y=y,
+        users=[np.sort(u) for u in users],
+        X_test=data.image_array(test),
+        y_test=np.asarray(test.y, dtype=np.int64),
+        is_standin=pool.is_standin,
+        source=f"{pool.source}; {n_users} users x {per_user} images drawn at random, {test.n_samples} test images",
+    )
+
+
+def _femnist_writers(full, n_users: int, per_user: int, n_test: int, rng: np.random.Generator) -> FederatedImages:
+    """FEMNIST's writers as users: each keeps at most ``per_user`` of its LEAF training images."""
+    writer = np.asarray(full.extras["user_index"])
+    is_test = np.asarray(full.extras["is_test"], dtype=bool)
+    writers = np.unique(writer)
+    if n_users > writers.size:
+        raise ValueError(f"FEMNIST has {writers.size} writers; {n_users} users asked for.")
+    chosen = np.sort(rng.choice(writers, size=n_users, replace=False))
+    images = data.image_array(full)
+    rows, users, start = [], [], 0
+    for w in chosen:
+        own = np.flatnonzero((writer == w) & ~is_test)
+        own = np.sort(rng.permutation(own)[:per_user])
+        rows.append(own)
+        users.append(np.arange(start, start + own.size))
+        start += own.size
+    rows = np.concatenate(rows)
+    pool_test = np.flatnonzero(is_test & np.isin(writer, chosen))
+    test_rows = np.sort(rng.choice(pool_test, size=min(n_test, pool_test.size), replace=False))
+    return FederatedImages(
+        name="FEMNIST",
+        X=images[rows],
+        y=np.asarray(full.y, dtype=np.int64)[rows],
+        users=users,
+        X_test=images[test_rows],
+        y_test=np.asarray(full.y, dtype=np.int64)[test_rows],
+        is_standin=False,
+        source=f"{full.source}; {n_users} writers as users (non-IID), at most {per_user} training images each, "
+        f"{test_rows.size} test images from their LEAF test parts",
+    )
+
+
+def design_table(n_users: int, settings=SETTINGS, *, random_state: SeedLike = 0) -> pd.DataFrame:
+    """ParGen's design (printed formulas, as the paper's experiments use) for each (γ, δ), and the global baseline.
+
+    Parameters
+    ----------
+    n_users : int
+        ``N``.
+    settings : sequence of (float, float), default=SETTINGS
+        ``(γ, δ)`` pairs; ``ζ, ξ, σ, η`` are those of the worked example.
+    random_state : int, numpy.random.Generator or None, default=0
+        Unused (kept for a uniform signature); the design is deterministic.
+
+    Returns
+    -------
+    pandas.DataFrame
+        One row per setting: ``setting``, ``gamma``, ``delta``, ``k``, ``s``, ``degree m``,
+        ``t = ceil(xi k)``, ``cap q = floor(zeta k)``, ``tau_seq (printed)``,
+        ``k corrected`` (the corrected ParGen's ``k``, or "infeasible"); then the global
+        model (``k = N``) without secure aggregation.
+    """
+    fixed = {key: paper.WORKED_EXAMPLE[key] for key in ("zeta", "xi", "sigma", "eta")}
+    rows = []
+    for gamma, delta in settings:
+        design = pargen(n_users, gamma=gamma, delta=delta, **fixed)
+        try:
+            corrected = pargen(n_users, gamma=gamma, delta=delta, **fixed, variant="corrected").k
+        except InfeasibleParameters as exc:
+            needed = re.search(r"is k = (\d+)", str(exc))
+            corrected = f"infeasible (k = {needed.group(1)} > N)" if needed else "infeasible"
+        rows.append({
+            "setting": f"γ={gamma:g}, δ={delta:g}",
+            "gamma": gamma,
+            "delta": delta,
+            "k": design.k,
+            "s": design.n_clusters,
+            "degree m": design.degree,
+            "t = ceil(xi k)": design.threshold,
+            "cap q = floor(zeta k)": design.removal_cap,
+            "tau_seq (printed)": design.tau_seq,
+            "k corrected": corrected,
+        })  # fmt: skip
+    rows.append({
+        "setting": GLOBAL, "gamma": np.nan, "delta": np.nan, "k": n_users, "s": 1, "degree m": None,
+        "t = ceil(xi k)": None, "cap q = floor(zeta k)": None, "tau_seq (printed)": None, "k corrected": None,
+    })  # fmt: skip
+    table = pd.DataFrame(rows)
+    for column in ("k", "s", "degree m", "t = ceil(xi k)", "cap q = floor(zeta k)", "tau_seq (printed)"):
+        table[column] = table[column].astype("Int64")
+    return table
+
+
+def build_system(
+    images: FederatedImages,
+    row: pd.Series,
+    *,
+    rounds: int,
+    secure: bool,
+    local: LocalSGD,
+    eval_every: int = 1,
+    dropout: float | None = None,
+    model: str = "cnn_small",
+    random_state: SeedLike = 0,
+) -> ClusteredUnlearning:
+    """The clustered system of one row of :func:`design_table` (not trained yet).
+
+    Parameters
+    ----------
+    images : FederatedImages
+        Users and test set.
+    row : pandas.Series
+        A row of :func:`design_table`; the global row gives one cluster of all users.
+    rounds : int
+        FedAvg rounds of training and of every retraining.
+    secure : bool
+        Secure aggregation in every round (never for the global row: a complete-graph SecAgg
+        over all ``N`` users is what clustering avoids).
+    local : fedlib.learn.LocalSGD
+        Local training.
+    eval_every : int, default=1
+        Rounds between test evaluations.
+    dropout : float, optional
+        Simulated per-round dropout rate; default the setting's ``δ`` (0 for the global row).
+    model : str, default="cnn_small"
+        A :data:`fedlib.learn.MODELS` name (``"cnn_paper"``: the two-layer CNN of the paper's MNIST runs).
+    random_state : int, numpy.random.SeedSequence or None, default=0
+        Root seed of the system.
+
+    Returns
+    -------
+    fedlib.unlearn.ClusteredUnlearning
+        With ``removal_rate = ζ`` (Requirement 4 enforced at run time) for the clustered rows.
+    """
+    is_global = int(row["k"]) >= images.n_users
+    rate = 0.0 if is_global else float(row["delta"])
+    return ClusteredUnlearning(
+        model,
+        images.X,
+        images.y,
+        images.users,
+        cluster_size=int(row["k"]),
+        rounds=rounds,
+        local=local,
+        secure=secure and not is_global,
+        degree=None if is_global else int(row["degree m"]),
+        threshold_rate=paper.WORKED_EXAMPLE["xi"],
+        share_holders="all",
+        removal_rate=None if is_global else paper.WORKED_EXAMPLE["zeta"],
+        dropout=rate if dropout is None else dropout,
+        test_data=(images.X_test, images.y_test),
+        eval_every=eval_every,
+        random_state=random_state,
+    )
+
+
+def convergence(
+    images: FederatedImages,
+    design: pd.DataFrame,
+    *,
+    rounds: int,
+    secure: bool,
+    local: LocalSGD,
+    eval_every: int = 1,
+    model: str = "cnn_small",
+    random_state: SeedLike = 0,
+) -> tuple[pd.DataFrame, dict[str, ClusteredUnlearning]]:
+    """Train one system per design row and record test accuracy per round (Figs. 6-7).
+
+    Parameters
+    ----------
+    images : FederatedImages
+        Users and test set.
+    design : pandas.DataFrame
+        :func:`design_table`.
+    rounds : int
+        FedAvg rounds.
+    secure : bool
+        Secure aggregation in the clustered systems.
+    local : fedlib.learn.LocalSGD
+        Local training.
+    eval_every : int, default=1
+        Rounds between evaluations.
+    model : str, default="cnn_small"
+        The architecture of every cluster model.
+    random_state : int, numpy.random.SeedSequence or None, default=0
+        Root seed of every system (the same for all rows).
+
+    Returns
+    -------
+    curves : pandas.DataFrame
+        Long format: ``setting``, ``k``, ``s``, ``round``, ``vote accuracy``, ``mean cluster accuracy``,
+        ``min cluster accuracy``, ``max cluster accuracy``, ``tie rate``, ``seconds`` (the row's training time).
+    systems : dict of str to ClusteredUnlearning
+        The trained systems by setting, for unlearning.
+    """
+    frames, systems = [], {}
+    for _, row in progress(list(design.iterrows()), desc=f"training ({images.name})"):
+        began = time.perf_counter()
+        system = build_system(
+            images, row, rounds=rounds, secure=secure, local=local, eval_every=eval_every, model=model,
+            random_state=random_state,
+        ).fit()  # fmt: skip
+        seconds = time.perf_counter() - began
+        frame = pd.DataFrame(system.history_)
+        frame.insert(0, "setting", row["setting"])
+        frame.insert(1, "k", int(row["k"]))
+        frame.insert(2, "s", system.n_clusters)
+        frame["seconds"] = seconds
+        frames.append(frame)
+        systems[row["setting"]] = system
+    return pd.concat(frames, ignore_index=True), systems
+
+
+def convergence_summary(curves: pd.DataFrame, *, n_test: int) -> pd.DataFrame:
+    """Final accuracies and speed of convergence per setting, from :func:`convergence` curves.
+
+    Speed is the first evaluated round at which the vote reaches a common
+    target: 95% of the lowest final vote accuracy among the settings, a level
+    every setting reaches.
+
+    Parameters
+    ----------
+    curves : pandas.DataFrame
+        Output of :func:`convergence`.
+    n_test : int
+        Test-set size, for the binomial standard error of an accuracy.
+
+    Returns
+    -------
+    pandas.DataFrame
+        ``setting``, ``k``, ``s``, ``vote accuracy``, ``mean cluster accuracy``, ``vote gain``
+        (vote minus mean cluster), ``tie rate``, ``rounds to target``, ``target``, ``std error``,
+        ``seconds``.
+    """
+    final = curves.loc[curves.groupby("setting", sort=False)["round"].idxmax()].reset_index(drop=True)
+    target = 0.95 * final["vote accuracy"].min()
+    above = curves[curves["vote accuracy"] >= target]
+    reached = above.groupby("setting", sort=False)["round"].min().rename("rounds to target")
+    out = final[["setting", "k", "s", "vote accuracy", "mean cluster accuracy", "tie rate", "seconds"]].copy()
+    out.insert(5, "vote gain", out["vote accuracy"] - out["mean cluster accuracy"])
+    out = out.merge(reached, on="setting", how="left")
+    out["target"] = target
+    p = out["vote accuracy"].clip(0.01, 0.99)
+    out["std error"] = np.sqrt(p * (1 - p) / n_test)
+    return out
+
+
+def trend_verdict(values, ks, *, noise: float, larger_is: str) -> tuple[str, float]:
+    """Whether ``values`` move with the cluster size as claimed, beyond ``noise``.
+
+    Compares the value at the smallest and the largest ``k`` (the ends of the sweep).
+
+    Parameters
+    ----------
+    values : array-like of float
+        One value per setting.
+    ks : array-like of int
+        The settings' cluster sizes.
+    noise : float
+        A change smaller than this is "no clear change".
+    larger_is : {"smaller", "larger"}
+        The claimed direction: larger ``k`` gives a smaller or a larger value.
+
+    Returns
+    -------
+    verdict : str
+        "supported", "contradicted" or "no clear change", with the two end values.
+    change : float
+        Value at the largest ``k`` minus the value at the smallest.
+    """
+    values, ks = np.asarray(values, dtype=float), np.asarray(ks)
+    lo, hi = values[np.argmin(ks)], values[np.argmax(ks)]
+    change = float(hi - lo)
+    if abs(change) <= noise:
+        return f"no clear change ({lo:.3g} at k={ks.min()} vs {hi:.3g} at k={ks.max()})", change
+    claimed = change < 0 if larger_is == "smaller" else change > 0
+    word = "supported" if claimed else "contradicted"
+    return f"{word} ({lo:.3g} at k={ks.min()} vs {hi:.3g} at k={ks.max()})", change
+
+
+def figure67_verdicts(summaries: dict[str, pd.DataFrame], *, round_noise: int = 2) -> pd.DataFrame:
+    """Computed verdicts on Liu et al.'s sentences about Figs. 6-7 and Remark 5, per data set.
+
+    Parameters
+    ----------
+    summaries : dict of str to pandas.DataFrame
+        :func:`convergence_summary` per data set; "MNIST" and "Fashion-MNIST" (the stand-in
+        for the paper's "more complex" CIFAR-10 task) are compared with each other.
+    round_noise : int, default=2
+        Differences in rounds to target up to this count as no clear change: one run of one
+        seed moves the crossing round by a round or two.
+
+    Returns
+    -------
+    pandas.DataFrame
+        ``claim``, ``data``, ``verdict``: faster convergence for larger k (rounds to target),
+        lower accuracy for larger k (final vote accuracy, beyond two standard errors), the vote
+        recovering accuracy lost by small clusters (vote gain at the smallest k, beyond two standard
+        errors), and whether the
+        accuracy trend is more pronounced on the harder task.
+    """
+    rows, changes, noises = [], {}, []
+    for name, table in summaries.items():
+        clustered = table[table["setting"] != GLOBAL]
+        noise = 2 * float(clustered["std error"].max())
+        noises.append(noise)
+        faster, _ = trend_verdict(clustered["rounds to target"], clustered["k"], noise=round_noise, larger_is="smaller")
+        lower, changes[name] = trend_verdict(
+            clustered["vote accuracy"], clustered["k"], noise=noise, larger_is="smaller"
+        )
+        smallest = clustered.loc[clustered["k"].idxmin()]
+        gain = float(smallest["vote gain"])
+        recovered = (
+            f"supported: the vote beats the mean cluster model by {gain:.3f} at k={int(smallest['k'])}"
+            if gain > noise
+            else f"not seen: vote gain {gain:.3f} at k={int(smallest['k'])}, within two standard errors ({noise:.3f})"
+        )
+        rows += [
+            {"claim": f"{paper.CLAIMS['fig67_trend']} — faster", "data": name, "verdict": faster},
+            {"claim": f"{paper.CLAIMS['fig67_trend']} — lower accuracy", "data": name, "verdict": lower},
+            {"claim": paper.CLAIMS["remark5_vote"], "data": name, "verdict": recovered},
+        ]
+    if {"MNIST", "Fashion-MNIST"} <= set(changes):
+        (easy, d_easy), (hard, d_hard) = ("MNIST", changes["MNIST"]), ("Fashion-MNIST", changes["Fashion-MNIST"])
+        more = d_hard < 0 and d_hard < d_easy - max(noises)
+        text = (
+            f"{'supported' if more else 'not seen'}: vote accuracy changes by {d_hard:+.3f} from the smallest to "
+            f"the largest k on {hard}, {d_easy:+.3f} on {easy} (same model, harder data)"
+        )
+        rows.append({"claim": paper.CLAIMS["fig67_complex"], "data": f"{hard} vs {easy}", "verdict": text})
+    return pd.DataFrame(rows)
+
+
+def secure_against_plain(secure: ClusteredUnlearning, plain: ClusteredUnlearning) -> dict[str, float]:
+    """How far a secure run is from the same run in the clear (same seed, same clusters, same dropouts).
+
+    Parameters
+    ----------
+    secure, plain : ClusteredUnlearning
+        Trained systems that differ only in ``secure``.
+
+    Returns
+    -------
+    dict of str to float
+        ``max parameter difference``, ``max accuracy difference`` (over the evaluated rounds),
+        ``secure aggregate seconds``, ``plain aggregate seconds``, ``secure MB sent``, ``plain MB sent``,
+        ``aborted rounds`` (secure).
+    """
+    pairs = zip(secure.trainers_, plain.trainers_, strict=True)
+    diff = max(float(np.abs(a.params_ - b.params_).max()) for a, b in pairs)
+    points = zip(secure.history_, plain.history_, strict=True)
+    acc = max(abs(a["vote accuracy"] - b["vote accuracy"]) for a, b in points)
+
+    def total(system, attribute):
+        return float(sum(getattr(r, attribute) for t in system.trainers_ for r in t.history_))
+
+    return {
+        "max parameter difference": diff,
+        "max accuracy difference": acc,
+        "secure aggregate seconds": total(secure, "aggregate_seconds"),
+        "plain aggregate seconds": total(plain, "aggregate_seconds"),
+        "train seconds": total(plain, "train_seconds"),
+        "secure MB sent": total(secure, "bytes_sent") / 1e6,
+        "plain MB sent": total(plain, "bytes_sent") / 1e6,
+        "aborted rounds": secure.aborted_rounds(),
+    }
+
+
+def draw_requests(n_users: int, n_requests: int, *, random_state: SeedLike = 0) -> np.ndarray:
+    """Uniformly random distinct users to unlearn (honest users, the paper's worst case), in request order.
+
+    Parameters
+    ----------
+    n_users : int
+        ``N``.
+    n_requests : int
+        ``τ``.
+    random_state : int, numpy.random.Generator or None, default=0
+        The draw.
+
+    Returns
+    -------
+    ndarray of int64
+        User ids.
+    """
+    return check_random_state(random_state).choice(n_users, size=n_requests, replace=False).astype(np.int64)
+
+
+def unlearning_run(
+    system: ClusteredUnlearning, requests, *, mode: str
+) -> tuple[pd.DataFrame, pd.DataFrame]:
+    """Unlearn ``requests`` from a copy of a trained system, one by one or as one batch (Figs. 8-9).
+
+    A request refused by Requirement 4 is recorded and skipped (sequential) or
+    refuses the whole batch.
+
+    Parameters
+    ----------
+    system : ClusteredUnlearning
+        A trained system; it is not changed (a deep copy is unlearned).
+    requests : array-like of int
+        Users to unlearn, in order.
+    mode : {"sequential", "batch"}
+        One retraining per request, or one per affected cluster for all of them.
+
+    Returns
+    -------
+    events : pandas.DataFrame
+        One row per unlearning call: ``mode``, ``call``, ``users`` (requested), ``refused``, and the columns
+        of :meth:`fedlib.unlearn.UnlearningReport.as_row`.
+    curves : pandas.DataFrame
+        ``mode``, ``call``, ``round``, ``vote accuracy``, ``mean cluster accuracy`` during each retraining.
+    """
+    system = copy.deepcopy(system)
+    calls = [[int(u)] for u in requests] if mode == "sequential" else [[int(u) for u in requests]]
+    events, curves = [], []
+    for call, users in enumerate(calls, start=1):
+        try:
+            report = system.unlearn(users)
+        except UnlearningCapacityError as exc:
+            events.append({"mode": mode, "call": call, "users": users, "refused": str(exc)})
+            continue
+        events.append({"mode": mode, "call": call, "users": users, "refused": "", **report.as_row()})
+        for point in report.curve:
+            curves.append({"mode": mode, "call": call, **point})
+    return pd.DataFrame(events), pd.DataFrame(curves)
+
+
+def unlearning_summary(events: pd.DataFrame, system: ClusteredUnlearning, n_requests: int) -> dict[str, float]:
+    """Totals of one :func:`unlearning_run`, beside the expected number of retrained users.
+
+    Parameters
+    ----------
+    events : pandas.DataFrame
+        The ``events`` of :func:`unlearning_run`.
+    system : ClusteredUnlearning
+        The trained system the run started from (for its cluster sizes).
+    n_requests : int
+        ``τ``.
+
+    Returns
+    -------
+    dict
+        ``retrainings``, ``refused``, ``users retrained``, ``expected`` (:func:`expected_retrained`),
+        ``train seconds``, ``aggregate seconds``, ``MB sent``, ``accuracy after``.
+    """
+    done = events[events["refused"] == ""]
+    mode = str(events["mode"].iloc[0])
+    return {
+        "retrainings": int(done["clusters retrained"].sum()),
+        "refused": int((events["refused"] != "").sum()),
+        "users retrained": int(done["users retrained"].sum()),
+        "expected": expected_retrained([c.size for c in system.clusters_], n_requests, mode),
+        "train seconds": float(done["train seconds"].sum()),
+        "aggregate seconds": float(done["aggregate seconds"].sum()),
+        "MB sent": float(done["MB sent"].sum()),
+        "accuracy after": float(done["accuracy"].iloc[-1]) if len(done) else np.nan,
+    }
+
+
+def unlearning_table(systems: dict[str, ClusteredUnlearning], requests, *, n_requests: int) -> pd.DataFrame:
+    """Sequential and batch unlearning of the same requests in every system (Figs. 8-9 and the baselines).
+
+    Parameters
+    ----------
+    systems : dict of str to ClusteredUnlearning
+        Trained systems by setting; they are not changed.
+    requests : array-like of int
+        Users to unlearn, in order.
+    n_requests : int
+        ``τ`` (the length of ``requests``).
+
+    Returns
+    -------
+    pandas.DataFrame
+        Indexed by (``setting``, ``mode``): ``k``, ``s`` and the columns of :func:`unlearning_summary`.
+    """
+    rows = []
+    for name, system in progress(list(systems.items()), desc="unlearning"):
+        for mode in ("sequential", "batch"):
+            events, _ = unlearning_run(system, requests, mode=mode)
+            rows.append({
+                "setting": name, "mode": mode, "k": system.cluster_size, "s": system.n_clusters,
+                **unlearning_summary(events, system, n_requests),
+            })  # fmt: skip
+    return pd.DataFrame(rows).set_index(["setting", "mode"])
+
+
+def figure89_verdict(table: pd.DataFrame, *, noise: float) -> pd.DataFrame:
+    """Computed verdict on "a larger value of δ and γ typically leads to a lower accuracy of the unlearned model".
+
+    Compares, per mode, the accuracy after unlearning at the clustered
+    settings with the smallest and the largest ``k`` (the global baseline is
+    left out).
+
+    Parameters
+    ----------
+    table : pandas.DataFrame
+        :func:`unlearning_table`.
+    noise : float
+        Accuracy differences up to this are "no clear change" (e.g. two standard errors).
+
+    Returns
+    -------
+    pandas.DataFrame
+        ``mode``, ``claim``, ``verdict``.
+    """
+    rows = []
+    flat = table.reset_index()
+    flat = flat[flat["setting"] != GLOBAL]
+    for mode, part in flat.groupby("mode", sort=False):
+        verdict, _ = trend_verdict(part["accuracy after"], part["k"], noise=noise, larger_is="smaller")
+        rows.append({"mode": mode, "claim": paper.CLAIMS["fig89_gamma_delta"], "verdict": verdict})
+    return pd.DataFrame(rows)
+
+
+def comparable_verdict(table: pd.DataFrame, setting: str, *, noise: float) -> pd.DataFrame:
+    """Computed verdict on "comparable unlearning effectiveness": accuracy after unlearning, scheme vs global FedAvg.
+
+    Parameters
+    ----------
+    table : pandas.DataFrame
+        :func:`unlearning_table`, with the :data:`GLOBAL` baseline.
+    setting : str
+        The scheme's row.
+    noise : float
+        Differences up to this count as comparable (e.g. two standard errors of a test accuracy).
+
+    Returns
+    -------
+    pandas.DataFrame
+        Per mode: ``mode``, ``scheme``, ``global FedAvg``, ``difference``, ``users retrained (scheme / global)``,
+        ``verdict``.
+    """
+    rows = []
+    for mode in ("sequential", "batch"):
+        ours, base = table.loc[(setting, mode)], table.loc[(GLOBAL, mode)]
+        diff = float(ours["accuracy after"] - base["accuracy after"])
+        if abs(diff) <= noise:
+            verdict = f"supported: {diff:+.3f} against global FedAvg, within two standard errors ({noise:.3f})"
+        else:
+            verdict = f"{'better' if diff > 0 else 'worse'} than global FedAvg by {abs(diff):.3f} (beyond {noise:.3f})"
+        rows.append({
+            "mode": mode, "scheme": float(ours["accuracy after"]), "global FedAvg": float(base["accuracy after"]),
+            "difference": diff,
+            "users retrained (scheme / global)": f"{int(ours['users retrained'])} / {int(base['users retrained'])}",
+            "verdict": verdict,
+        })  # fmt: skip
+    return pd.DataFrame(rows)
+
+
+def exactness_check(system: ClusteredUnlearning, user: int, X: np.ndarray) -> dict[str, object]:
+    """Unlearn one user from a copy of ``system`` and compare with training from scratch on poisoned data.
+
+    The reference is :meth:`ClusteredUnlearning.fresh_trainer` of the user's
+    cluster, trained for the same rounds on ``X`` with the user's rows set to
+    NaN: if retraining read any of them, the parameters would be NaN.
+
+    Parameters
+    ----------
+    system : ClusteredUnlearning
+        A trained system; it is not changed.
+    user : int
+        The user to unlearn.
+    X : ndarray of float32
+        The training images the system was built with.
+
+    Returns
+    -------
+    dict
+        ``user``, ``cluster``, ``identical`` (retrained model equals the reference bit for bit),
+        ``max difference``, ``other clusters unchanged``.
+    """
+    after = copy.deepcopy(system)
+    after.unlearn([user])
+    cluster = int(np.flatnonzero([user in c for c in system.clusters_])[0])
+    poisoned = X.copy()
+    poisoned[system.users[user]] = np.nan
+    reference = after.fresh_trainer(cluster, X=poisoned).run(system.rounds).params_
+    retrained = after.trainers_[cluster].params_
+    others = [i for i in range(system.n_clusters) if i != cluster]
+    return {
+        "user": user,
+        "cluster": cluster,
+        "identical": bool(np.array_equal(reference, retrained)),
+        "max difference": float(np.nanmax(np.abs(reference - retrained))) if np.isfinite(reference).all() else np.inf,
+        "other clusters unchanged": all(
+            np.array_equal(after.trainers_[i].params_, system.trainers_[i].params_) for i in others
+        ),
+    }
+
+
+def abort_probability(cluster_size: int, threshold: int, dropout: float) -> float:
+    """Chance that one round of a cluster aborts: fewer than ``t`` of its users survive.
+
+    Every user holds a share of every user's secrets, its own included
+    (Liu et al.'s t-out-of-k sharing; Bonawitz et al. 2017, Fig. 4), so the
+    round completes exactly when at least ``t`` users survive (Requirement 2),
+    with each of the ``k`` users dropping independently with probability ``dropout``.
+
+    Parameters
+    ----------
+    cluster_size : int
+        Users in the cluster now.
+    threshold : int
+        ``t``.
+    dropout : float
+        Per-user dropout probability.
+
+    Returns
+    -------
+    float
+        ``P[Binomial(k, 1 − dropout) < t]``.
+    """
+    return float(binom.cdf(threshold - 1, cluster_size, 1.0 - dropout))
+
+
+def dropout_table(system: ClusteredUnlearning) -> pd.DataFrame:
+    """Aborted rounds of a trained secure system, measured and predicted (:func:`abort_probability`).
+
+    Parameters
+    ----------
+    system : ClusteredUnlearning
+        A trained secure system.
+
+    Returns
+    -------
+    pandas.DataFrame
+        Per cluster: ``cluster``, ``k_i``, ``t_i``, ``dropout``, ``rounds``, ``aborted``,
+        ``predicted aborted`` (rounds × probability).
+    """
+    rows = []
+    for i, trainer in enumerate(system.trainers_):
+        size, t = system.members_[i].size, system.thresholds[i]
+        rounds = len(trainer.history_)
+        rows.append({
+            "cluster": i, "k_i": size, "t_i": t, "dropout": system.dropout, "rounds": rounds,
+            "aborted": int(sum(r.aborted for r in trainer.history_)),
+            "predicted aborted": rounds * abort_probability(size, t, system.dropout),
+        })  # fmt: skip
+    return pd.DataFrame(rows)

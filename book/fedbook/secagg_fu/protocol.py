@@ -1,0 +1,520 @@
+"""Drivers of the SecAgg+ chapter: Liu et al.'s eight-user example, thresholds, coalitions, dropouts and cost.
+
+Every number comes from real protocol runs (:func:`fedlib.secagg.secure_aggregate`) or from the
+vectorised completion test of :meth:`fedlib.secagg.SecAggConfig.completes_without`.
+"""
+
+from __future__ import annotations
+
+import math
+import time
+from dataclasses import dataclass
+
+import numpy as np
+import pandas as pd
+from threadpoolctl import threadpool_limits
+
+from fedbook.papers import secagg_fu as paper
+from fedlib.exceptions import SecAggAbort
+from fedlib.secagg import (
+    PHASES,
+    FixedPoint,
+    MaskingGraph,
+    SecAggConfig,
+    SecAggResult,
+    Stage,
+    harary_graph,
+    leaked_partial_sums,
+    secure_aggregate,
+    strip_pairwise_masks,
+    unmask_with_coalition,
+)
+from fedlib.unlearn import assign_clusters
+from fedlib.utils import SeedLike, check_random_state, progress
+
+#: Liu et al. 2025, Fig. 3: who is dropped, unlearned or adversarial in each panel (0-based ids: u1 is 0).
+FIGURE3_ROLES = paper.FIGURE3_ROLES
+
+
+def figure3_graph() -> MaskingGraph:
+    """The masking graph of Liu et al. 2025, Fig. 3: the Harary graph ``H(8, 3)`` in order (a ring plus diameters).
+
+    Returns
+    -------
+    MaskingGraph
+        Eight users; ``u1–u5`` and ``u3–u7`` are diameters, as the figure's partial sums imply.
+    """
+    return harary_graph(8, 3, shuffle=False)
+
+
+def _dropouts(roles: dict[int, str]) -> dict[Stage, list[int]]:
+    """Unlearned users are gone before the round; dropped users go silent before their masked input."""
+    return {
+        Stage.ADVERTISE_KEYS: [u for u, r in roles.items() if r == "unlearned"],
+        Stage.MASKED_INPUT: [u for u, r in roles.items() if r == "dropped"],
+    }
+
+
+@dataclass(frozen=True)
+class Figure3Run:
+    """The eight-user example run through the real protocol, once per panel of Liu et al.'s Fig. 3.
+
+    Parameters
+    ----------
+    graph : MaskingGraph
+        ``H(8, 3)``.
+    inputs : ndarray of uint32, shape (8, d)
+        The users' (small, readable) inputs.
+    results : dict of str to SecAggResult
+        One round per panel.
+    leaks : pandas.DataFrame
+        Per panel and component of honest survivors: the members, the sum the server computes, the true sum.
+    """
+
+    graph: MaskingGraph
+    inputs: np.ndarray
+    results: dict[str, SecAggResult]
+    leaks: pd.DataFrame
+
+
+def figure3_run(*, threshold: int = 3, vector_length: int = 4, random_state: SeedLike = 0) -> Figure3Run:
+    """Run Liu et al.'s Fig. 3 scenarios and compute what the server learns in each.
+
+    Shares go to every user of the cluster, as Liu et al. describe ("t-out-of-k within each
+    cluster"); with shares only along the three edges of ``H(8, 3)`` (and the user itself), user u1
+    would keep two live share holders in panel (b), itself and u5, and the round would abort instead
+    of leaking (:func:`figure3_neighbour_shares`).
+
+    Parameters
+    ----------
+    threshold : int, default=3
+        ``t``.
+    vector_length : int, default=4
+        ``d``.
+    random_state : int, numpy.random.Generator or None, default=0
+        Inputs and every party's keys.
+
+    Returns
+    -------
+    Figure3Run
+        The rounds and the leak table.
+    """
+    rng = check_random_state(random_state)
+    graph = figure3_graph()
+    config = SecAggConfig(graph, threshold=threshold, vector_length=vector_length, share_holders="all")
+    x = rng.integers(0, 10, size=(8, vector_length)).astype(np.uint32)
+    results, rows = {}, []
+    for panel, roles in FIGURE3_ROLES.items():
+        result = secure_aggregate(x, config, dropouts=_dropouts(roles), random_state=rng)
+        results[panel] = result
+        coalition = [result.users[u].corrupt() for u, r in roles.items() if r == "adversarial"]
+        for members, total in leaked_partial_sums(result.server, coalition):
+            rows.append(
+                {
+                    "panel": panel,
+                    "component": " + ".join(f"x{int(i) + 1}" for i in members),
+                    "server computes": total.tolist(),
+                    "true sum": x[members].sum(axis=0, dtype=np.uint32).tolist(),
+                }
+            )
+    leaks = pd.DataFrame(rows)
+    leaks["learned exactly"] = [a == b for a, b in zip(leaks["server computes"], leaks["true sum"], strict=True)]
+    return Figure3Run(graph, x, results, leaks)
+
+
+def figure3_neighbour_shares(*, threshold: int = 3, vector_length: int = 4, random_state: SeedLike = 0) -> pd.DataFrame:
+    """Liu et al.'s Fig. 3 panels with SecAgg+ shares: each user's shares go to its three neighbours and itself.
+
+    Parameters
+    ----------
+    threshold : int, default=3
+        ``t``.
+    vector_length : int, default=4
+        ``d``.
+    random_state : int, numpy.random.Generator or None, default=0
+        Inputs and every party's keys.
+
+    Returns
+    -------
+    pandas.DataFrame
+        Per panel: whether the round completes, the number of components of honest survivors the server
+        sums separately (``None`` after an abort), the fewest live share holders of any user (itself
+        included), and the abort message if any.
+    """
+    rng = check_random_state(random_state)
+    graph = figure3_graph()
+    config = SecAggConfig(graph, threshold=threshold, vector_length=vector_length)
+    x = rng.integers(0, 10, size=(8, vector_length)).astype(np.uint32)
+    rows = []
+    for panel, roles in FIGURE3_ROLES.items():
+        gone = {u for u, r in roles.items() if r in ("dropped", "unlearned")}
+        live = [len(set(config.holders(i).tolist()) - gone) for i in range(8)]
+        try:
+            result = secure_aggregate(x, config, dropouts=_dropouts(roles), random_state=rng)
+        except SecAggAbort as error:
+            completes, components, message = False, None, str(error)
+        else:
+            coalition = [result.users[u].corrupt() for u, r in roles.items() if r == "adversarial"]
+            completes, components, message = True, len(leaked_partial_sums(result.server, coalition)), ""
+        rows.append(
+            {
+                "panel": panel,
+                "completes": completes,
+                "components summed": components,
+                "fewest live holders": min(live),
+                "user with fewest": f"u{int(np.argmin(live)) + 1}",
+                "abort": message,
+            }
+        )
+    table = pd.DataFrame(rows)
+    table["components summed"] = table["components summed"].astype("Int64")
+    return table
+
+
+def threshold_table(
+    *, n_users: int = 8, threshold: int = 3, vector_length: int = 4, random_state: SeedLike = 0
+) -> pd.DataFrame:
+    """One round per number of dropouts on the complete graph: the exact sum down to ``t`` survivors, then an abort.
+
+    Every user holds a share of its own secrets, so a survivor's self-mask seed keeps ``t`` live holders
+    as long as ``t`` users survive (Bonawitz et al. 2017, Fig. 4).
+
+    Parameters
+    ----------
+    n_users : int, default=8
+        ``n``.
+    threshold : int, default=3
+        ``t``.
+    vector_length : int, default=4
+        ``d``.
+    random_state : int, numpy.random.Generator or None, default=0
+        Inputs, dropout sets and keys.
+
+    Returns
+    -------
+    pandas.DataFrame
+        Per number of dropped users: survivors, whether the output equals the plain sum of the survivors,
+        and the abort message otherwise.
+    """
+    rng = check_random_state(random_state)
+    config = SecAggConfig(MaskingGraph.complete(n_users), threshold=threshold, vector_length=vector_length)
+    x = rng.integers(0, 2**32, size=(n_users, vector_length), dtype=np.uint32)
+    rows = []
+    for n_dropped in range(n_users):
+        dropped = rng.choice(n_users, n_dropped, replace=False)
+        survivors = np.setdiff1d(np.arange(n_users), dropped)
+        try:
+            result = secure_aggregate(x, config, dropouts={Stage.MASKED_INPUT: dropped}, random_state=rng)
+            exact = bool(np.array_equal(result.total, x[survivors].sum(axis=0, dtype=np.uint32)))
+            outcome = "sum of the survivors" if exact else "WRONG SUM"
+        except SecAggAbort as error:
+            exact, outcome = None, f"abort: {error}"
+        rows.append({"dropped": n_dropped, "survivors": len(survivors), "exact sum": exact, "outcome": outcome})
+    return pd.DataFrame(rows)
+
+
+def coalition_table(
+    *, n_users: int = 10, degree: int = 6, threshold: int = 4, vector_length: int = 16, random_state: SeedLike = 0
+) -> pd.DataFrame:
+    """The server with a growing coalition of the target's share holders: nothing below ``t``, everything at ``t``.
+
+    The target survives, so it reveals its own share of ``b`` and never of ``s^SK``: the coalition is
+    drawn from its holders other than itself, and needs ``t`` of them.
+
+    Parameters
+    ----------
+    n_users : int, default=10
+        ``n``.
+    degree : int, default=6
+        Harary degree ``m`` (shares go to the ``m`` neighbours, SecAgg+).
+    threshold : int, default=4
+        ``t``.
+    vector_length : int, default=16
+        ``d``.
+    random_state : int, numpy.random.Generator or None, default=0
+        Inputs, graph and keys.
+
+    Returns
+    -------
+    pandas.DataFrame
+        Per coalition size: whether the server recovers the target's input, and why not otherwise.
+    """
+    rng = check_random_state(random_state)
+    config = SecAggConfig(
+        harary_graph(n_users, degree, random_state=rng), threshold=threshold, vector_length=vector_length
+    )
+    x = rng.integers(0, 2**32, size=(n_users, vector_length), dtype=np.uint32)
+    result = secure_aggregate(x, config, random_state=rng)
+    target = 0
+    holders = [int(j) for j in config.holders(target) if j != target]
+    rows = []
+    for size in range(min(threshold, len(holders)) + 1):
+        coalition = [result.users[j].corrupt() for j in holders[:size]]
+        try:
+            recovered = unmask_with_coalition(target, coalition, result.server)
+            outcome = "x_target recovered" if np.array_equal(recovered, x[target]) else "wrong value"
+        except ValueError as error:
+            outcome = str(error)
+        rows.append({"coalition of holders": size, "outcome": outcome})
+    return pd.DataFrame(rows)
+
+
+def late_input_demo(*, n_users: int = 8, vector_length: int = 10_000, random_state: SeedLike = 0) -> dict:
+    """A user whose masked input arrives after the server asked for its mask key: the self mask keeps it hidden.
+
+    The server rebuilds the late user's ``s^SK`` and strips its pairwise masks; what is left is
+    ``x + PRG(b)``. Its inputs are all zeros here, so any structure would show.
+
+    Parameters
+    ----------
+    n_users : int, default=8
+        ``n`` (Harary degree 4, ``t = 3``).
+    vector_length : int, default=10000
+        ``d``.
+    random_state : int, numpy.random.Generator or None, default=0
+        Keys.
+
+    Returns
+    -------
+    dict
+        ``zero_words_left``: share of zero words in what the server is left with (``2^-32`` expected for
+        uniform words); ``self_mask_shares_revealed``: how many shares of the late user's ``b`` reached the
+        server; ``server_alone_error``: the message when the server tries to unmask it alone.
+    """
+    rng = check_random_state(random_state)
+    config = SecAggConfig(harary_graph(n_users, 4, random_state=rng), threshold=3, vector_length=vector_length)
+    x = np.zeros((n_users, vector_length), dtype=np.uint32)
+    late = 1
+    result = secure_aggregate(x, config, late=[late], random_state=rng)
+    server = result.server
+    left = strip_pairwise_masks(late, server, late_inputs=result.late_inputs)  # x + PRG(b), x = 0
+    try:
+        unmask_with_coalition(late, [], server, late_inputs=result.late_inputs)
+        alone = "recovered (this must not happen)"
+    except ValueError as error:
+        alone = str(error)
+    revealed = sum(late in r.self_mask_shares for r in server.view[Stage.UNMASKING])
+    return {
+        "zero_words_left": float(np.mean(left == 0)),
+        "self_mask_shares_revealed": int(revealed),
+        "server_alone_error": alone,
+        "late_user": late,
+    }
+
+
+def secagg_config(cluster_size: int, **kwargs) -> SecAggConfig:
+    """:meth:`fedlib.secagg.SecAggConfig.for_cluster`, the configuration of one cluster.
+
+    Parameters
+    ----------
+    cluster_size : int
+        ``k``.
+    **kwargs
+        ``degree``, ``threshold_rate``, ``vector_length``, ``share_holders``, ``random_state``.
+
+    Returns
+    -------
+    SecAggConfig
+        The configuration.
+    """
+    return SecAggConfig.for_cluster(cluster_size, **kwargs)
+
+
+def dropout_abort_rates(
+    *,
+    cluster_size: int,
+    degrees,
+    threshold_rate: float,
+    dropout_rates,
+    n_trials: int,
+    random_state: SeedLike = 0,
+) -> pd.DataFrame:
+    """How often a cluster's round aborts when each user drops independently with probability ``δ``.
+
+    Compares SecAgg+ with shares among the ``m`` neighbours and the user itself (Bell et al. 2020;
+    ``t = ⌈ξ(m + 1)⌉``) with shares among the whole cluster (Liu et al.'s reading, ``t = ⌈ξk⌉``):
+    Requirement 2 of Liu et al. counts live users per cluster, which is exactly what the whole-cluster
+    round needs, while a SecAgg+ round needs ``t`` live holders in *every* neighbourhood.
+
+    Parameters
+    ----------
+    cluster_size : int
+        ``k``.
+    degrees : sequence of int
+        Harary degrees ``m`` to compare.
+    threshold_rate : float
+        ``ξ``.
+    dropout_rates : sequence of float
+        ``δ`` values.
+    n_trials : int
+        Dropout patterns per point (one vectorised completion test each).
+    random_state : int, numpy.random.Generator or None, default=0
+        Graphs and dropout patterns.
+
+    Returns
+    -------
+    pandas.DataFrame
+        Columns ``shares``, ``m``, ``t``, ``δ``, ``abort rate`` and its 95% Wilson half-width ``±``.
+    """
+    rng = check_random_state(random_state)
+    k = int(cluster_size)
+    configs = [
+        (
+            f"neighbours (SecAgg+, m = {m})",
+            m,
+            secagg_config(k, degree=m, threshold_rate=threshold_rate, vector_length=1, random_state=rng),
+        )
+        for m in degrees
+    ]
+    configs.append(
+        ("whole cluster (Liu et al.)", k - 1,
+         secagg_config(k, degree=None, threshold_rate=threshold_rate, vector_length=1, share_holders="all"))
+    )  # fmt: skip
+    rows = []
+    for delta in dropout_rates:
+        patterns = rng.random((n_trials, k)) < delta
+        for label, m, config in configs:
+            rate = 1.0 - float(config.completes_without(patterns).mean())
+            half = 1.96 * math.sqrt(max(rate * (1 - rate), 1.0 / n_trials) / n_trials)
+            rows.append({"shares": label, "m": m, "t": config.threshold, "δ": delta, "abort rate": rate, "±": half})
+    return pd.DataFrame(rows)
+
+
+def _round_cost(config: SecAggConfig, dropout_rate: float, rng: np.random.Generator) -> dict:
+    n, d = config.n_users, config.vector_length
+    fixed = FixedPoint.for_summands(n, clip=1.0)
+    updates = rng.normal(scale=0.05, size=(n, d)).astype(np.float32)
+    for _ in range(100):  # a dropout pattern the round survives (it would abort otherwise)
+        dropped = np.flatnonzero(rng.random(n) < dropout_rate)
+        mask = np.zeros(n, dtype=bool)
+        mask[dropped] = True
+        if config.completes_without(mask):
+            break
+    else:
+        raise SecAggAbort(f"no dropout pattern at rate {dropout_rate} lets a round of {n} users complete")
+    start = time.perf_counter()
+    result = secure_aggregate(fixed.encode(updates), config, dropouts={Stage.MASKED_INPUT: dropped}, random_state=rng)
+    seconds = time.perf_counter() - start
+    keep = np.setdiff1d(np.arange(n), dropped)
+    if not np.array_equal(result.total, fixed.encode(updates[keep]).sum(axis=0, dtype=np.uint32)):
+        raise AssertionError("secure sum differs from the plain sum of the survivors")
+    return {
+        "seconds": seconds,
+        **{f"{p} s": result.seconds[p] for p in PHASES},
+        "KiB up per user": float(result.bytes_sent[keep].mean()) / 1024,
+        "KiB down per user": float(result.bytes_received[keep].mean()) / 1024,
+        "KiB per cluster": float(result.bytes_sent.sum() + result.bytes_received.sum()) / 1024,
+    }
+
+
+def aggregation_cost(
+    cluster_sizes,
+    *,
+    degrees: dict[str, object],
+    threshold_rate: float,
+    vector_length: int,
+    dropout_rate: float = 0.0,
+    repeats: int = 1,
+    random_state: SeedLike = 0,
+) -> pd.DataFrame:
+    """Time and bytes of one real SecAgg(+) round inside a cluster, against the cluster size ``k``.
+
+    Parameters
+    ----------
+    cluster_sizes : sequence of int
+        ``k`` values.
+    degrees : dict of str to callable or None
+        Per label, ``k -> m`` (a Harary degree) or ``None`` for the complete graph (SecAgg).
+    threshold_rate : float
+        ``ξ``; ``t = ⌈ξ(m + 1)⌉`` with shares among the neighbours and the user itself, as in SecAgg+.
+    vector_length : int
+        ``d``, model parameters.
+    dropout_rate : float, default=0.0
+        Each user drops before its masked input with this probability.
+    repeats : int, default=1
+        Rounds per point; the median time is kept.
+    random_state : int, numpy.random.Generator or None, default=0
+        Graphs, inputs, dropouts and keys.
+
+    Returns
+    -------
+    pandas.DataFrame
+        Per label and ``k``: ``m``, ``t``, seconds per round (all parties, one process), per phase,
+        and KiB sent and received per surviving user.
+    """
+    rng = check_random_state(random_state)
+    rows = []
+    with threadpool_limits(1):
+        for k in progress(list(cluster_sizes), desc="cluster sizes"):
+            for label, degree in degrees.items():
+                m = None if degree is None else int(degree(int(k)))
+                config = secagg_config(int(k), degree=m, threshold_rate=threshold_rate,
+                                       vector_length=vector_length, random_state=rng)  # fmt: skip
+                runs = [_round_cost(config, dropout_rate, rng) for _ in range(repeats)]
+                row = {key: float(np.median([r[key] for r in runs])) for key in runs[0]}
+                rows.append({"graph": label, "k": int(k), "m": config.graph.degree, "t": config.threshold, **row})
+    return pd.DataFrame(rows)
+
+
+def aggregation_cost_by_users(
+    n_users_grid,
+    *,
+    cluster_size: int,
+    degree,
+    threshold_rate: float,
+    vector_length: int,
+    leftovers: str = "random",
+    random_state: SeedLike = 0,
+) -> pd.DataFrame:
+    """Per-round SecAgg+ cost of the slowest cluster against the number of users ``N`` (Liu et al. Figs. 10-11).
+
+    Users are clustered as in Liu et al.'s Alg. 1 (``⌊N/k⌋`` clusters, the ``N − sk`` leftover users
+    placed at random or round robin); clusters aggregate in parallel, so a round lasts as long as the
+    largest cluster's. Each distinct cluster size is timed once with a real round.
+
+    Parameters
+    ----------
+    n_users_grid : sequence of int
+        ``N`` values.
+    cluster_size : int
+        ``k`` from ParGen.
+    degree : callable
+        ``k -> m``, the Harary degree of a cluster of ``k`` users.
+    threshold_rate : float
+        ``ξ``.
+    vector_length : int
+        ``d``.
+    leftovers : {"random", "round_robin"}, default="random"
+        Placement of the leftover users.
+    random_state : int, numpy.random.Generator or None, default=0
+        Clusterings and rounds.
+
+    Returns
+    -------
+    pandas.DataFrame
+        Per ``N``: number of clusters, largest cluster, seconds per round of the largest cluster, KiB sent
+        per user in it.
+    """
+    rng = check_random_state(random_state)
+    timed: dict[int, dict] = {}
+    rows = []
+    with threadpool_limits(1):
+        for n in progress(list(n_users_grid), desc="N"):
+            sizes = [len(c) for c in assign_clusters(int(n), cluster_size, leftovers=leftovers, random_state=rng)]
+            largest = max(sizes)
+            if largest not in timed:
+                config = secagg_config(largest, degree=degree(largest), threshold_rate=threshold_rate,
+                                       vector_length=vector_length, random_state=rng)  # fmt: skip
+                timed[largest] = _round_cost(config, 0.0, rng)
+            rows.append(
+                {
+                    "N": int(n),
+                    "leftovers": leftovers,
+                    "clusters": len(sizes),
+                    "largest cluster": largest,
+                    "seconds per round": timed[largest]["seconds"],
+                    "KiB up per user": timed[largest]["KiB up per user"],
+                    "KiB per cluster": timed[largest]["KiB per cluster"],
+                }
+            )
+    return pd.DataFrame(rows)

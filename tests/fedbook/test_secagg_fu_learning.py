@@ -1,0 +1,111 @@
+"""Drivers of the learning-and-unlearning chapter of Liu et al. (tiny scale)."""
+
+from __future__ import annotations
+
+import itertools
+
+import numpy as np
+import pandas as pd
+import pytest
+from fedbook.secagg_fu import learning as experiments
+
+from fedlib.learn import LocalSGD
+
+
+@pytest.fixture(scope="module")
+def images():
+    return experiments.load_federated_images("MNIST", n_users=24, per_user=5, n_test=100, random_state=0)
+
+
+@pytest.fixture(scope="module")
+def design():
+    table = experiments.design_table(24)
+    table.loc[0, ["k", "degree m"]] = [12, 4]  # ParGen's k exceeds N = 24: a hand-made 2-cluster row
+    return table
+
+
+def test_images_are_dealt_evenly_and_reproducibly(images):
+    assert images.n_users == 24 and all(len(u) == 5 for u in images.users)
+    assert np.unique(np.concatenate(images.users)).size == 120
+    assert images.X.shape == (120, 1, 28, 28) and images.X_test.shape == (100, 1, 28, 28)
+    again = experiments.load_federated_images("MNIST", n_users=24, per_user=5, n_test=100, random_state=0)
+    np.testing.assert_array_equal(again.X, images.X)
+    with pytest.raises(ValueError, match="users x"):
+        experiments.load_federated_images("MNIST", n_users=1000, per_user=100, n_test=100)
+
+
+def test_design_table_has_the_global_baseline_and_the_printed_k():
+    table = experiments.design_table(200)
+    assert table["setting"].iloc[-1] == experiments.GLOBAL and table["k"].iloc[-1] == 200
+    assert table.loc[table["setting"] == "γ=0.1, δ=0.1", "k"].item() == 41  # the printed ParGen's k (paper: 60)
+    assert table["k corrected"].iloc[0].startswith("infeasible")
+
+
+@pytest.mark.parametrize("sizes", [[10], [3, 4], [5, 5, 6]])
+@pytest.mark.parametrize("tau", [1, 2, 3])
+def test_expected_retrained_matches_enumeration(sizes, tau):
+    cluster_of = np.repeat(np.arange(len(sizes)), sizes)
+    n = cluster_of.size
+    sizes = np.asarray(sizes)
+    batch, sequential = [], []
+    for order in itertools.permutations(range(n), tau):
+        hit = cluster_of[list(order)]
+        batch.append(sizes[np.unique(hit)].sum() - tau)
+        sequential.append(sum(sizes[c] - (hit[: j + 1] == c).sum() for j, c in enumerate(hit)))
+    assert experiments.expected_retrained(sizes, tau, "batch") == pytest.approx(np.mean(batch))
+    assert experiments.expected_retrained(sizes, tau, "sequential") == pytest.approx(np.mean(sequential))
+
+
+def test_abort_probability_matches_the_protocol():
+    from fedlib.secagg import SecAggConfig
+
+    k, t, rate = 20, 14, 0.25
+    config = SecAggConfig.for_cluster(k, degree=4, threshold_rate=0.7, vector_length=1, share_holders="all",
+                                      threshold=t, random_state=0)  # fmt: skip
+    alive = np.random.default_rng(0).random((20_000, k)) >= rate
+    measured = 1.0 - config.completes_without(~alive).mean()
+    assert experiments.abort_probability(k, t, rate) == pytest.approx(measured, abs=0.01)
+
+
+def test_trend_verdict_reads_the_ends_of_the_sweep():
+    assert experiments.trend_verdict([0.9, 0.8], [10, 50], noise=0.01, larger_is="smaller")[0].startswith("supported")
+    assert experiments.trend_verdict([0.8, 0.9], [10, 50], noise=0.01, larger_is="smaller")[0].startswith("contra")
+    assert experiments.trend_verdict([0.8, 0.805], [10, 50], noise=0.01, larger_is="smaller")[0].startswith("no clear")
+
+
+def test_convergence_unlearning_and_exactness_end_to_end(images, design):
+    local = LocalSGD(lr=0.05, batch_size=5)
+    curves, systems = experiments.convergence(
+        images, design.iloc[[0, -1]], rounds=2, secure=True, local=local, random_state=0
+    )
+    assert set(curves["setting"]) == {design["setting"].iloc[0], experiments.GLOBAL}
+    assert systems[experiments.GLOBAL].n_clusters == 1 and systems[design["setting"].iloc[0]].n_clusters == 2
+    summary = experiments.convergence_summary(curves, n_test=100)
+    assert (summary["rounds to target"] <= 2).all()
+    verdicts = experiments.figure67_verdicts({"MNIST": summary})
+    assert len(verdicts) == 3 and verdicts["verdict"].str.len().gt(0).all()
+    clustered = systems[design["setting"].iloc[0]]
+    table = experiments.unlearning_table(systems, [0, 1], n_requests=2)
+    assert table.loc[(experiments.GLOBAL, "sequential"), "users retrained"] == 23 + 22
+    assert table.loc[(experiments.GLOBAL, "batch"), "users retrained"] == 22
+    assert clustered.unlearned_ == []  # the table unlearned copies
+    comparable = experiments.comparable_verdict(table, design["setting"].iloc[0], noise=1.0)
+    assert comparable["verdict"].str.startswith("supported").all()  # any difference is within a noise of 1
+    check = experiments.exactness_check(clustered, 3, images.X)
+    assert check["identical"] and check["other clusters unchanged"]
+    # a targeted sequence is refused past the cap floor(0.1 * 12) = 1
+    events, _ = experiments.unlearning_run(clustered, clustered.clusters_[0][:2], mode="sequential")
+    assert events["refused"].tolist()[0] == "" and "cap floor(zeta * k_i) = 1" in events["refused"].tolist()[1]
+    assert isinstance(experiments.dropout_table(clustered), pd.DataFrame)
+
+
+def test_femnist_users_are_writers_with_their_own_images():
+    femnist = experiments.load_federated_images("FEMNIST", n_users=10, per_user=30, n_test=200, random_state=0)
+    assert femnist.n_users == 10 and all(1 <= len(u) <= 30 for u in femnist.users)
+    rows = np.concatenate(femnist.users)
+    np.testing.assert_array_equal(np.sort(rows), np.arange(femnist.X.shape[0]))  # every image to exactly one user
+    if femnist.is_standin:
+        pytest.skip("FEMNIST sample not available: the stand-in has no writers")
+    assert 0 < femnist.X_test.shape[0] <= 200 and femnist.y.max() < 62
+    with pytest.raises(ValueError, match="writers"):
+        experiments.load_federated_images("FEMNIST", n_users=500, per_user=30, n_test=10)

@@ -1,0 +1,89 @@
+"""Drivers of the SecAgg+ chapter (book/fedbook/secagg_fu/protocol.py), checked against direct computations."""
+
+from __future__ import annotations
+
+import pytest
+from fedbook.papers import secagg_fu as paper
+from fedbook.secagg_fu import protocol
+from scipy.stats import binom
+
+from fedlib.secagg import MaskingGraph, SecAggConfig
+
+
+def test_figure3_leaks_the_papers_partial_sums_and_nothing_in_panel_a():
+    run = protocol.figure3_run(random_state=0)
+    assert run.leaks["learned exactly"].all()
+    per_panel = run.leaks.groupby("panel", sort=False)["component"].apply(list).tolist()
+    assert per_panel[0] == [" + ".join(f"x{i}" for i in range(1, 9))]
+    expected = [" + ".join(f"x{i + 1}" for i in members) for members in paper.FIGURE3_PARTIAL_SUMS]
+    assert per_panel[1] == per_panel[2] == expected
+
+
+def test_figure3_with_neighbour_shares_aborts_in_the_leaky_panels():
+    table = protocol.figure3_neighbour_shares(random_state=0)
+    assert table["completes"].tolist() == [True, False, False]
+    assert table["components summed"].iloc[0] == 1
+    # (b): u1 keeps itself and u5 (u2 dropped, u8 unlearned): 2 < t = 3
+    b = table.iloc[1]
+    assert b["fewest live holders"] == 2 and b["user with fewest"] == "u1" and "fewer than t=3" in b["abort"]
+
+
+def test_threshold_table_sums_exactly_then_aborts():
+    table = protocol.threshold_table(n_users=8, threshold=3, random_state=1)
+    exact = table["exact sum"].to_numpy()
+    # every user holds a share of its own secrets: up to n - t = 5 dropped, t = 3 survivors suffice
+    assert all(e is True for e in exact[:6])
+    assert all(e is None for e in exact[6:]) and table["outcome"][6:].str.startswith("abort").all()
+
+
+def test_coalitions_below_t_learn_nothing():
+    table = protocol.coalition_table(n_users=10, degree=6, threshold=4, random_state=2)
+    assert table["coalition of holders"].tolist() == [0, 1, 2, 3, 4]
+    assert table["outcome"].tolist()[-1] == "x_target recovered"
+    assert table["outcome"][:-1].str.contains("fewer than t=4").all()
+    # t = 7 = m + 1: only 6 holders besides the target, so no coalition without it reaches t
+    whole = protocol.coalition_table(n_users=10, degree=6, threshold=7, random_state=2)
+    assert len(whole) == 7 and whole["outcome"].str.contains("fewer than t=7").all()
+
+
+def test_late_input_keeps_its_self_mask():
+    demo = protocol.late_input_demo(vector_length=2000, random_state=3)
+    assert demo["zero_words_left"] < 0.01 and demo["self_mask_shares_revealed"] == 0
+
+
+def test_abort_rates_match_a_direct_count():
+    rates = protocol.dropout_abort_rates(
+        cluster_size=12, degrees=[4], threshold_rate=0.7, dropout_rates=[0.2], n_trials=400, random_state=4
+    )
+    assert rates["t"].tolist() == [4, 9]  # ceil(0.7·5) of 4 neighbours and itself, ceil(0.7·12) of the cluster
+    # Whole-cluster shares: every user holds a share of its own secrets, so the round completes iff >= 9 of the
+    # 12 survive (Requirement 2): an independent binomial count says the same within noise.
+    direct = binom.sf(3, 12, 0.2)  # 4 or more of the 12 dropped: fewer than t = 9 alive
+    measured = float(rates[rates["shares"].str.startswith("whole")]["abort rate"].iloc[0])
+    assert abs(measured - direct) < 0.08
+
+
+def test_secagg_config_thresholds_and_degrees():
+    plus = protocol.secagg_config(50, degree=4, threshold_rate=0.7, vector_length=1, random_state=0)
+    assert plus.graph.degree == 4 and plus.threshold == 4  # ceil(0.7 · 5): 4 neighbours and itself
+    whole = protocol.secagg_config(50, degree=None, threshold_rate=0.7, vector_length=1, share_holders="all")
+    assert whole.graph == MaskingGraph.complete(50) and whole.threshold == 35
+    odd = protocol.secagg_config(45, degree=3, threshold_rate=0.7, vector_length=1, random_state=0)
+    assert isinstance(odd, SecAggConfig) and odd.graph.degree == 4  # odd degree on odd k rounds up
+
+
+def test_cost_tables_have_one_row_per_point_and_exact_rounds():
+    cost = protocol.aggregation_cost(
+        [8, 12], degrees={"plus": lambda k: 4, "complete": None}, threshold_rate=0.7, vector_length=64
+    )
+    assert len(cost) == 4 and (cost["seconds"] > 0).all()
+    by_users = protocol.aggregation_cost_by_users(
+        [40, 50, 60], cluster_size=20, degree=lambda k: 4, threshold_rate=0.7, vector_length=64, random_state=5
+    )
+    assert by_users["clusters"].tolist() == [2, 2, 3]
+    assert (by_users["largest cluster"] >= 20).all()
+
+
+def test_a_cluster_too_small_for_privacy_is_refused():
+    with pytest.raises(ValueError):
+        protocol.secagg_config(2, degree=None, threshold_rate=0.7, vector_length=1)
