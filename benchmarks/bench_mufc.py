@@ -96,11 +96,11 @@ def main() -> None:
             small = 100
             parts = [np.arange(n_big)] + [n_big + small * j + np.arange(small) for j in range(9)]
             X = np.vstack([X, make_blobs((small * 9,), 10, random_state=rng)[0]])
-            model = MUFC(10, aggregation="plaintext", server_n_init=1, random_state=rng).fit(X, parts)
+            model = MUFC(10, aggregation="plaintext", server_n_init=1, random_state=rng).fit(X, parts=parts)
             ids = model.client_ids(0)
             is_seed = (X[ids][:, None, :] == model.client_centers_[0][None]).all(axis=2).any(axis=1)
             victims = rng.permutation(ids[~is_seed])[:200]
-            times = [model.remove(0, [int(v)]).client_seconds for v in victims]
+            times = [model.unlearn([int(v)]).client_seconds for v in victims]
             median = float(np.median(times))
             base = base or median
             print(

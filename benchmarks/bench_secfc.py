@@ -76,7 +76,8 @@ def secfc_iteration(args: argparse.Namespace, n_samples: int) -> None:
         f"1. SecFC per iteration: k={k}, n={n_clients}, m={n_samples}, d={paper.N_FEATURES}, sigma=1, "
         f"l=1, t={t}, R={threshold}, {n_responders} responders per round, k'={args.k_prime}"
     )
-    model = SecFC(k, n_segments=1, n_colluders=t, n_responders=n_responders, random_state=args.seed).fit(ds.X, parts)
+    model = SecFC(k, n_segments=1, n_colluders=t, n_responders=n_responders, random_state=args.seed)
+    model.fit(ds.X, parts=parts)
     lloyd_clients = model.client_seconds_[model.n_seed_rounds_ :]
     lloyd_server = model.server_seconds_[model.n_seed_rounds_ :]
     client = float(np.mean([np.mean(c) for c in lloyd_clients]))
@@ -94,7 +95,7 @@ def secfc_iteration(args: argparse.Namespace, n_samples: int) -> None:
     plain_per_iteration = float(np.median(plain_seconds))
     same = bool(np.array_equal(plain.labels, model.labels_)) and plain.n_iter == model.n_iter_
 
-    fit = KFED(k, n_local_clusters=args.k_prime, server_max_iter=300, random_state=args.seed).fit(ds.X, parts)
+    fit = KFED(k, n_local_clusters=args.k_prime, server_max_iter=300, random_state=args.seed).fit(ds.X, parts=parts)
 
     print(f"  Lloyd rounds {model.n_iter_} (+{model.n_seed_rounds_} seed rounds), scale λ={model.scale_:.4g}")
     shares_mib = n_clients * n_samples * paper.N_FEATURES * 8 / 2**20

@@ -1,6 +1,8 @@
 """fedlib: federated clustering, secure aggregation and federated unlearning, written for the book.
 
-Subpackages, lowest layer first (each imports only from the ones before it):
+Subpackages, lowest layer first (each imports only from the ones before it), on
+:mod:`fedlib.exceptions` (every exception) and :mod:`fedlib.base` (the contract of every
+method that forgets: ``unlearn`` and its :class:`~fedlib.base.UnlearningReport`):
 
 - :mod:`fedlib.field`: exact arithmetic over GF(p): int64 residues below 2**50,
   Python integers above, the Lagrange code (LCC, Shamir sharing) and the

@@ -8,6 +8,7 @@ from typing import Literal
 
 import numpy as np
 from sklearn.exceptions import NotFittedError
+from sklearn.utils import check_array as sklearn_check_array
 
 from fedlib._typing import NDArrayFloat, NDArrayInt, SeedLike
 
@@ -209,35 +210,27 @@ def child_sequence(root: np.random.SeedSequence, *key: int) -> np.random.SeedSeq
 
 
 def check_array(X, *, name: str = "X", min_samples: int = 1, dtype=np.float64) -> NDArrayFloat:
-    """Return ``X`` as a C-contiguous 2-D float array with finite entries.
+    """Return ``X`` as a C-contiguous 2-D float array with finite entries, with scikit-learn's messages.
 
-    Complex input is refused (``TypeError``) rather than cast, which would drop
-    the imaginary part with only a ``ComplexWarning``.
+    Delegates to :func:`sklearn.utils.check_array`: sparse input is refused
+    (``TypeError``: fedlib's estimators need dense data), complex input too
+    (``ValueError``, rather than casting away the imaginary part), and so are
+    1-D or 3-D arrays, empty arrays, strings, NaN and infinity (``ValueError``).
     """
-    if _holds_complex(X):
-        raise TypeError(f"{name} must be real, got complex values: the imaginary part would be dropped.")
-    try:
-        arr = np.asarray(X, dtype=dtype)
-    except (TypeError, ValueError) as exc:
-        raise TypeError(f"{name} must be array-like of numbers: {exc}") from exc
-    if arr.ndim != 2:
-        raise ValueError(f"{name} must be 2-D of shape (n_samples, n_features), got shape {arr.shape}.")
-    if arr.shape[0] < min_samples:
-        raise ValueError(f"{name} has n_samples={arr.shape[0]}; at least {min_samples} required.")
-    if arr.shape[1] < 1:
-        raise ValueError(f"{name} has n_features=0; at least 1 required.")
-    if not np.all(np.isfinite(arr)):
-        raise ValueError(f"{name} contains NaN or infinity.")
-    return np.ascontiguousarray(arr)
+    if _holds_complex(X):  # also lists and object arrays, which numpy would fail to cast with another error
+        raise ValueError(f"Complex data not supported: {name} must be real (the imaginary part would be dropped).")
+    return sklearn_check_array(
+        X, dtype=dtype, order="C", ensure_min_samples=min_samples, ensure_all_finite=True, input_name=name
+    )
 
 
 def _holds_complex(X) -> bool:
     """Whether array-like ``X`` is, or converts to, a complex array (ragged or non-numeric input: False)."""
     dtype = getattr(X, "dtype", None)
-    if isinstance(dtype, np.dtype):
+    if isinstance(dtype, np.dtype) and dtype.kind != "O":
         return dtype.kind == "c"
     try:
-        return np.asarray(X).dtype.kind == "c"
+        return np.asarray(X).dtype.kind == "c" or any(isinstance(v, complex) for v in np.asarray(X).ravel()[:1000])
     except (TypeError, ValueError):
         return False
 
@@ -252,7 +245,7 @@ def check_sample_weight(sample_weight, n_samples: int) -> NDArrayFloat:
     if not np.all(np.isfinite(w)) or np.any(w < 0):
         raise ValueError("sample_weight must be finite and >= 0.")
     if not np.any(w > 0):
-        raise ValueError("sample_weight must have at least one positive entry.")
+        raise ValueError("sample_weight is all zero: at least one weight must be positive.")
     return w
 
 
@@ -262,6 +255,17 @@ def check_n_clusters(n_clusters, n_samples: int) -> int:
     if n_samples < n_clusters:
         raise ValueError(f"n_samples={n_samples} should be >= n_clusters={n_clusters}.")
     return int(n_clusters)
+
+
+def check_fit_partition(parts, y, n_samples: int) -> list[np.ndarray]:
+    """The client partition of a federated ``fit(X, y=None, *, parts=None)``: one client when ``None``.
+
+    Refuses a partition passed positionally where ``y`` belongs (a list of index arrays), which would
+    otherwise be ignored silently.
+    """
+    if y is not None and isinstance(y, (list, tuple)) and len(y) and np.ndim(y[0]) == 1:
+        raise TypeError("fit(X, y=None, *, parts=...): pass the client partition by keyword, as parts=.")
+    return check_partition([np.arange(n_samples)] if parts is None else parts, n_samples)
 
 
 def check_partition(parts, n_samples: int) -> list[np.ndarray]:

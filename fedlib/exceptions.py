@@ -9,7 +9,7 @@ it, and ``except FedlibError`` catches every one of them:
 - protocols: :class:`ProtocolStageError`, :class:`SecAggAbort`,
   :class:`PrivacyViolationError`, :class:`TamperedMessageError`;
 - infeasible settings: :class:`InfeasibleAssignment`, :class:`InfeasibleParameters`,
-  :class:`UnlearningCapacityError`;
+  :class:`UnlearningCapacityError`; a request to unlearn that cannot be served: :class:`UnlearningRequestError`;
 - data: :class:`DataUnavailableError`, :class:`ChecksumError`;
 - installation: :class:`MissingDependencyError`, an optional dependency not installed.
 
@@ -34,6 +34,7 @@ __all__ = [
     "SecAggAbort",
     "TamperedMessageError",
     "UnlearningCapacityError",
+    "UnlearningRequestError",
 ]
 
 
@@ -147,3 +148,10 @@ class UnlearningCapacityError(FedlibError, ValueError):
 
 class MissingDependencyError(FedlibError, ImportError):
     """A part of fedlib needs an optional dependency that is not installed; the message names the extra."""
+
+
+class UnlearningRequestError(FedlibError, ValueError):
+    """An unlearning request that cannot be served: empty, an id twice, an id never fitted or already forgotten.
+
+    Raised by :meth:`fedlib.base.UnlearningMixin.unlearn` before anything changes.
+    """

@@ -22,6 +22,7 @@ LAYERS = (
     "_optional",
     "_validation",
     "utils",
+    "base",
     "field",
     "data",
     "privacy",

@@ -170,7 +170,7 @@ def weighting_study(
                             labels, n_clients, max_clusters_per_client=k_prime, random_state=rng
                         )
                     model = OneShotFederatedKMeans(K, weighted=weighted, server_n_init=n_init, random_state=rng)
-                    ratios.append(loss_ratio(model.fit(X, parts).federated_loss_, phi_star))
+                    ratios.append(loss_ratio(model.fit(X, parts=parts).federated_loss_, phi_star))
                 rows.append(
                     {
                         "dataset": ds.name,

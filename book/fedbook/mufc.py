@@ -573,7 +573,7 @@ def mufc_variants(
                 model = MUFC(
                     problem.n_clusters, induced=induced, aggregation="plaintext",
                     server_n_init=problem_n_init(problem.name, n_init), random_state=seed,
-                ).fit(problem.X, parts)  # fmt: skip
+                ).fit(problem.X, parts=parts)  # fmt: skip
                 ratios[name].append(model.federated_loss_ / problem.phi_star)
     published = paper.TABLE1["MUFC"][problem.name]
     rows = []
@@ -687,7 +687,7 @@ def _federated_loss(
     else:
         model = DCKMeans(n_clusters, root_n_init=server_n_init, random_state=seed)
     with _duplicate_points_tolerated():
-        return model.fit(X, parts).federated_loss_
+        return model.fit(X, parts=parts).federated_loss_
 
 
 #: Slack of :func:`fedbook.verdict` for loss ratios: the paper rounds to two decimals.
@@ -828,7 +828,7 @@ def scma_at_scale(problem: FederatedProblem, *, random_state: SeedLike = None) -
     seed = int(rng.integers(2**31))
     with _duplicate_points_tolerated():
         model = MUFC(problem.n_clusters, aggregation="scma-hashed", server_n_init=1, random_state=seed)
-        model.fit(problem.X, problem.parts)
+        model.fit(problem.X, parts=problem.parts)
     vectors = model.client_counts_
     hashed = model.scma_params_
     direct = scma_params(
@@ -984,11 +984,11 @@ def removal_run(
             server_update=server_update,
             server_n_init=server_n_init,
             random_state=seed,
-        ).fit(problem.X, problem.parts)
+        ).fit(problem.X, parts=problem.parts)
         train_seconds = model.fit_report_.seconds
         for r in range(n_removals):
             client, ids = _pick_removal(model, kind, batch_size, rng)
-            report = model.remove(client, ids)
+            report = model.unlearn(ids)
             loss = model.federated_loss_
             row = {
                 "round": r + 1,
@@ -996,7 +996,7 @@ def removal_run(
                 "id": int(ids[0]),
                 "ids": tuple(int(i) for i in ids),
                 "seconds": report.seconds,
-                "reseeded": bool(report.clients_reseeded),
+                "reseeded": bool(report.clients_retrained),
                 "server refit": report.server_refit,
                 "loss ratio": loss / problem.phi_star,
                 "loss ratio (updated phi*)": np.nan,
@@ -1023,7 +1023,7 @@ def removal_run(
                         client_lloyd=lloyd_clients,
                         server_n_init=server_n_init,
                         random_state=seed + r + 1,
-                    ).fit(X_rest, local)
+                    ).fit(X_rest, parts=local)
                     sink.append(again.fit_report_.seconds)
     return RemovalRun(
         rounds=pd.DataFrame(rows),
@@ -1045,11 +1045,11 @@ def dckm_removal_seconds(
     model = DCKMeans(problem.n_clusters, root_n_init=root_n_init, random_state=random_state)
     requests = removals["ids"] if "ids" in removals else removals["id"].map(lambda i: (i,))
     with _duplicate_points_tolerated():
-        model.fit(problem.X, problem.parts)
+        model.fit(problem.X, parts=problem.parts)
         return np.array(
             [
-                model.remove(int(c), [int(i) for i in ids]).seconds
-                for c, ids in zip(removals["client"], requests, strict=True)
+                model.unlearn([int(i) for i in ids]).seconds
+                for ids in requests
             ]
         )
 
@@ -1254,7 +1254,7 @@ def server_convergence(
                 model = MUFC(
                     problem.n_clusters, client_lloyd=lloyd, aggregation="plaintext", server_n_init=restarts,
                     random_state=rng,
-                ).fit(problem.X, problem.parts)  # fmt: skip
+                ).fit(problem.X, parts=problem.parts)  # fmt: skip
                 bins = list(model.counts_)
                 cells = np.repeat(model.grid_.cells_of(bins), [model.counts_[j] for j in bins], axis=0)
                 X_s = model.grid_.sample_uniform(cells, rng)

@@ -103,7 +103,7 @@ def _split_rows(X, y, k: int, n_clients: int, k_prime: int, run: int, run_seed: 
     with threadpool_limits(1):
         if "SecFC" in methods:
             start = time.perf_counter()
-            model = SecFC(k, n_colluders=t, n_responders=2 * t + 1, random_state=run_seed).fit(X, parts)
+            model = SecFC(k, n_colluders=t, n_responders=2 * t + 1, random_state=run_seed).fit(X, parts=parts)
             seconds = time.perf_counter() - start
             reference = centralized_lloyd(X, k, scale=model.scale_, random_state=run_seed)
             identical = len(reference.history) == len(model.history_) and all(
@@ -121,7 +121,7 @@ def _split_rows(X, y, k: int, n_clients: int, k_prime: int, run: int, run_seed: 
             )  # fmt: skip
         if "k-FED" in methods:
             start = time.perf_counter()
-            fit = KFED(k, n_local_clusters=k_prime, server_max_iter=300, random_state=run_seed).fit(X, parts)
+            fit = KFED(k, n_local_clusters=k_prime, server_max_iter=300, random_state=run_seed).fit(X, parts=parts)
             seconds = time.perf_counter() - start
             rows.append(
                 ("k-FED", k_prime, run, 100 * clustering_accuracy(y, fit.labels_), 0, np.nan, seconds, np.nan)
@@ -443,7 +443,7 @@ def exactness_runs(X, n_clusters: int, configurations, *, random_state: SeedLike
         for n, ell, t, n_responders in configurations:
             parts = iid_partition(X.shape[0], n, random_state=seed)
             model = SecFC(n_clusters, n_segments=ell, n_colluders=t, n_responders=n_responders, random_state=seed).fit(
-                X, parts
+                X, parts=parts
             )
             if model.scale_ not in reference_cache:
                 reference_cache[model.scale_] = centralized_lloyd(X, n_clusters, scale=model.scale_, random_state=seed)
@@ -537,10 +537,12 @@ def timing_sweep(parameter: str, values, *, repeats: int = 1, random_state: Seed
             t = math.ceil(n / 3)
             samples = []
             for rep in range(repeats):
-                model = SecFC(k, n_colluders=t, n_responders=2 * t + 1, random_state=seed + rep).fit(data.X, parts)
+                model = SecFC(k, n_colluders=t, n_responders=2 * t + 1, random_state=seed + rep)
+                model.fit(data.X, parts=parts)
                 lloyd_rounds = model.client_seconds_[model.n_seed_rounds_ :]
                 start = time.perf_counter()
-                kfed = KFED(k, n_local_clusters=k, server_max_iter=300, random_state=seed + rep).fit(data.X, parts)
+                kfed = KFED(k, n_local_clusters=k, server_max_iter=300, random_state=seed + rep)
+                kfed.fit(data.X, parts=parts)
                 kfed_wall = time.perf_counter() - start
                 server = float(np.mean(model.server_seconds_[model.n_seed_rounds_ :]))
                 slowest = float(np.mean([np.max(c) for c in lloyd_rounds]))

@@ -12,13 +12,15 @@ attributes with a trailing underscore, among them ``federated_loss_``, and
 from __future__ import annotations
 
 import numpy as np
+from sklearn.base import BaseEstimator
+from sklearn.utils.validation import validate_data
 
 from fedlib._typing import NDArrayFloat, NDArrayInt, SeedLike
 from fedlib._validation import (
     check_array,
+    check_fit_partition,
     check_is_fitted,
     check_n_clusters,
-    check_partition,
     check_scalar,
     spawn_generators,
     warn_small_clients,
@@ -53,6 +55,7 @@ class FederatedClusteringMixin:
             If ``X`` has a different number of features than the fitted data.
         """
         check_is_fitted(self, "server_centers_")
+        X = validate_data(self, X, reset=False, dtype=np.float64, order="C")
         return nearest_centre_labels(X, self.server_centers_)
 
 
@@ -102,7 +105,7 @@ def local_clusters(
     return centers, labels
 
 
-class OneShotFederatedKMeans(FederatedClusteringMixin):
+class OneShotFederatedKMeans(FederatedClusteringMixin, BaseEstimator):
     """Cluster data spread over clients in one round, without privacy (MUFC Alg. 5, App. I).
 
     1. Each client seeds K centres with K-means++ on its own points (and, with
@@ -118,7 +121,7 @@ class OneShotFederatedKMeans(FederatedClusteringMixin):
 
     Parameters
     ----------
-    n_clusters : int
+    n_clusters : int, default=8
         K, used both at the clients and at the server (MUFC App. M.2). A client
         with fewer than K points uses all of them as centres, and ``fit`` warns.
     weighted : bool, default=True
@@ -133,6 +136,8 @@ class OneShotFederatedKMeans(FederatedClusteringMixin):
 
     Attributes
     ----------
+    n_features_in_ : int
+        Features of the data given to ``fit``.
     server_centers_ : ndarray of shape (n_clusters, n_features)
         Global centres C_s.
     client_centers_ : list of ndarray
@@ -166,14 +171,14 @@ class OneShotFederatedKMeans(FederatedClusteringMixin):
     Examples
     --------
     >>> X = np.array([[0.0], [0.2], [5.0], [5.2], [0.1], [5.1]])
-    >>> model = OneShotFederatedKMeans(2, random_state=0).fit(X, [[0, 1, 2, 3], [4, 5]])
+    >>> model = OneShotFederatedKMeans(2, random_state=0).fit(X, parts=[[0, 1, 2, 3], [4, 5]])
     >>> sorted(model.server_centers_.ravel().round().tolist())
     [0.0, 5.0]
     """
 
     def __init__(
         self,
-        n_clusters: int,
+        n_clusters: int = 8,
         *,
         weighted: bool = True,
         client_lloyd: bool = False,
@@ -186,15 +191,18 @@ class OneShotFederatedKMeans(FederatedClusteringMixin):
         self.server_n_init = server_n_init
         self.random_state = random_state
 
-    def fit(self, X, parts) -> OneShotFederatedKMeans:
+    def fit(self, X, y=None, *, parts=None) -> OneShotFederatedKMeans:
         """Cluster ``X`` held by clients ``parts`` (row indices of ``X``; they must partition its rows).
 
         Parameters
         ----------
         X : array-like of shape (n_samples, n_features)
             All points, in a global row order.
-        parts : list of array-like of int
-            Client ``l`` holds the rows ``X[parts[l]]``.
+        y : None
+            Ignored; present for scikit-learn's ``fit(X, y)``.
+        parts : list of array-like of int, optional
+            Client ``l`` holds the rows ``X[parts[l]]``; they must partition the
+            rows. ``None``: one client holds every row.
 
         Returns
         -------
@@ -215,9 +223,10 @@ class OneShotFederatedKMeans(FederatedClusteringMixin):
             all its points as local centres (fewer than K).
         """
         X = check_array(X)
+        self.n_features_in_ = X.shape[1]
         n = X.shape[0]
         k = check_n_clusters(self.n_clusters, n)
-        parts = check_partition(parts, n)
+        parts = check_fit_partition(parts, y, n)
         server_n_init = check_scalar(self.server_n_init, "server_n_init", "int", min_val=1)
         warn_small_clients([idx.size for idx in parts], k, "OneShotFederatedKMeans")
         streams = spawn_generators(self.random_state, len(parts) + 1)

@@ -5,14 +5,15 @@ from __future__ import annotations
 import time
 
 import numpy as np
+from sklearn.base import BaseEstimator
 from sklearn.utils.extmath import randomized_svd
 
 from fedlib._typing import NDArrayFloat, NDArrayInt, SeedLike
 from fedlib._validation import (
     check_array,
+    check_fit_partition,
     check_n_clusters,
     check_option,
-    check_partition,
     check_scalar,
     spawn_generators,
     warn_small_clients,
@@ -130,7 +131,7 @@ def _cleanup_max(
     return step.centers, history[-1]
 
 
-class KFED(FederatedClusteringMixin):
+class KFED(FederatedClusteringMixin, BaseEstimator):
     """K-FED (Dennis, Li and Smith, ICML 2021): one-shot, unweighted, exact local centres sent in the clear.
 
     Each device runs the K-FED local step with ``n_local_clusters`` local
@@ -143,7 +144,7 @@ class KFED(FederatedClusteringMixin):
 
     Parameters
     ----------
-    n_clusters : int
+    n_clusters : int, default=8
         k (SecFC), K (MUFC): the number of server clusters.
     n_local_clusters : int, default=None
         k' (k_j in Dennis et al.), the clusters each device looks for.
@@ -185,6 +186,8 @@ class KFED(FederatedClusteringMixin):
 
     Attributes
     ----------
+    n_features_in_ : int
+        Features of the data given to ``fit``.
     server_centers_ : ndarray of shape (n_clusters, n_features)
         The server's centres after cleanup-max and Lloyd.
     client_centers_ : list of ndarray
@@ -238,14 +241,14 @@ class KFED(FederatedClusteringMixin):
     Examples
     --------
     >>> X = np.array([[0.0], [0.2], [5.0], [5.2], [0.1], [5.1]])
-    >>> model = KFED(2, n_local_clusters=2, random_state=0).fit(X, [[0, 1, 2, 3], [4, 5]])
+    >>> model = KFED(2, n_local_clusters=2, random_state=0).fit(X, parts=[[0, 1, 2, 3], [4, 5]])
     >>> sorted(model.server_centers_.ravel().round(2).tolist())
     [0.1, 5.1]
     """
 
     def __init__(
         self,
-        n_clusters: int,
+        n_clusters: int = 8,
         *,
         n_local_clusters: int | None = None,
         server_max_iter: int = 1,
@@ -260,15 +263,18 @@ class KFED(FederatedClusteringMixin):
         self.induced = induced
         self.random_state = random_state
 
-    def fit(self, X, parts) -> KFED:
+    def fit(self, X, y=None, *, parts=None) -> KFED:
         """Run K-FED on ``X`` held by devices ``parts`` (row indices of ``X``; they must partition its rows).
 
         Parameters
         ----------
         X : array-like of shape (n_samples, n_features)
             All points, in a global row order.
-        parts : list of array-like of int
-            Device ``l`` holds the rows ``X[parts[l]]``.
+        y : None
+            Ignored; present for scikit-learn's ``fit(X, y)``.
+        parts : list of array-like of int, optional
+            Device ``l`` holds the rows ``X[parts[l]]``; they must partition the
+            rows. ``None``: one device holds every row.
 
         Returns
         -------
@@ -290,8 +296,9 @@ class KFED(FederatedClusteringMixin):
             sends all its points as centres (fewer than ``n_local_clusters``).
         """
         X = check_array(X)
+        self.n_features_in_ = X.shape[1]
         k = check_n_clusters(self.n_clusters, X.shape[0])
-        parts = check_partition(parts, X.shape[0])
+        parts = check_fit_partition(parts, y, X.shape[0])
         k_local = k if self.n_local_clusters is None else self.n_local_clusters
         k_local = check_scalar(k_local, "n_local_clusters", "int", min_val=1)
         if k_local * len(parts) < k:

@@ -6,17 +6,18 @@ from dataclasses import dataclass, field
 from typing import Protocol
 
 import numpy as np
+from sklearn.base import BaseEstimator, ClusterMixin, TransformerMixin
+from sklearn.utils.validation import _check_sample_weight, check_is_fitted, validate_data
 
 from fedlib._typing import NDArrayFloat, NDArrayInt, SeedLike
 from fedlib._validation import (
     check_array,
-    check_is_fitted,
     check_n_clusters,
     check_random_state,
     check_sample_weight,
     check_scalar,
 )
-from fedlib.cluster._distance import assign_to_nearest, nearest_centre_labels, row_norms_squared
+from fedlib.cluster._distance import assign_to_nearest, row_norms_squared, squared_distances
 from fedlib.cluster._kmeanspp import kmeans_plusplus_indices
 from fedlib.cluster._membership import cluster_sums
 
@@ -228,13 +229,21 @@ def _lloyd(
     )
 
 
-class KMeans:
-    """K-means: K-means++ seeding then Lloyd, best of ``n_init`` runs.
+class KMeans(ClusterMixin, TransformerMixin, BaseEstimator):
+    """K-means: K-means++ seeding then Lloyd, best of ``n_init`` runs; a scikit-learn estimator.
+
+    Each run seeds by plain D^2 sampling (:func:`kmeans_plusplus`) and then runs
+    weighted Lloyd iterations (:func:`lloyd`); the run with the lowest weighted
+    objective is kept. It works in scikit-learn's pipelines, grid searches and
+    :func:`sklearn.base.clone`, and passes ``check_estimator`` but for one check,
+    as scikit-learn's own ``KMeans`` does: integer weights act like repeated
+    rows, but the seeding follows row order, so after a shuffle the same
+    clusters can come out numbered differently.
 
     Parameters
     ----------
-    n_clusters : int
-        K in all four papers.
+    n_clusters : int, default=8
+        K in all four papers; at most the number of samples.
     n_init : int, default=10
         Independent seedings; the run with the lowest objective is kept (the
         first such run on ties). MUFC approximates the optimal loss phi_c^*
@@ -243,8 +252,9 @@ class KMeans:
         Most Lloyd iterations per run.
     tol : float, default=1e-4
         Relative tolerance on the centre shift, as in :func:`lloyd`.
-    random_state : int, numpy.random.Generator or None, default=None
+    random_state : int, numpy.random.Generator, numpy.random.SeedSequence or None, default=None
         Pass an int for reproducible output across multiple function calls.
+        A Generator is used as is, so each ``fit`` advances it.
 
     Attributes
     ----------
@@ -258,11 +268,25 @@ class KMeans:
         Lloyd iterations of the kept run.
     seed_indices_ : ndarray of int64, shape (n_clusters,)
         Rows of ``X`` chosen by the kept run's K-means++ seeding, in order.
+    n_features_in_ : int
+        Number of features seen during :meth:`fit`.
+    feature_names_in_ : ndarray of str, shape (n_features_in_,)
+        Names of the features seen during :meth:`fit`; set only when ``X``
+        has feature names that are all strings (a pandas DataFrame).
+
+    See Also
+    --------
+    lloyd : One run of Lloyd iterations from given centres.
+    kmeans_plusplus : The seeding of each run.
 
     Notes
     -----
     The runs draw their seedings one after the other from one generator, so
-    run ``r`` depends on ``random_state`` and on ``r``. Used in
+    run ``r`` depends on ``random_state`` and on ``r``. Input is converted to
+    C-contiguous float64 (float32 and integer data included), so the result
+    does not depend on the dtype or memory layout of ``X``. Sparse input is
+    refused. Unlike scikit-learn's ``KMeans``, an empty cluster keeps its
+    previous centre (see :func:`lloyd`). Used in
     :doc:`/notebooks/foundations/kmeans`.
 
     Examples
@@ -273,11 +297,19 @@ class KMeans:
     ([0.1, 5.1], 0.04)
     >>> bool(km.predict([[0.3]])[0] == km.labels_[0])
     True
+
+    ``transform`` gives the distance to each centre, ``score`` the negative
+    objective:
+
+    >>> km.cluster_centers_.ravel().tolist(), km.transform([[0.1]]).round(2).tolist()
+    ([5.1, 0.1], [[5.0, 0.0]])
+    >>> bool(km.score(X) == -km.inertia_)
+    True
     """
 
     def __init__(
         self,
-        n_clusters: int,
+        n_clusters: int = 8,
         *,
         n_init: int = 10,
         max_iter: int = 300,
@@ -290,15 +322,18 @@ class KMeans:
         self.tol = tol
         self.random_state = random_state
 
-    def fit(self, X, sample_weight=None) -> KMeans:
+    def fit(self, X, y=None, sample_weight=None) -> KMeans:
         """Cluster ``X``.
 
         Parameters
         ----------
         X : array-like of shape (n_samples, n_features)
-            The points.
+            The points (dense; converted to float64).
+        y : None
+            Ignored; present for API consistency with scikit-learn.
         sample_weight : array-like of shape (n_samples,), default=None
-            Non-negative weights (ones when ``None``).
+            Non-negative weights, not all zero (ones when ``None``). A weight
+            acts on the seeding and on the means like that many copies of the point.
 
         Returns
         -------
@@ -307,12 +342,18 @@ class KMeans:
 
         Raises
         ------
+        TypeError
+            If ``X`` is sparse, or ``n_clusters``, ``n_init`` or ``max_iter`` is
+            not an int, or ``tol`` not a real number.
         ValueError
-            If ``n_clusters`` exceeds the number of points, or a parameter is out of range.
+            If ``X`` is empty, not 2-D, complex or not finite, if ``n_clusters``
+            exceeds the number of samples, if ``sample_weight`` has the wrong
+            shape, a negative or non-finite entry, or only zeros, or if a
+            parameter is out of range.
         """
-        X = check_array(X)
+        X = validate_data(self, X, dtype=np.float64, order="C")
         k = check_n_clusters(self.n_clusters, X.shape[0])
-        weights = check_sample_weight(sample_weight, X.shape[0])
+        weights = _check_sample_weight(sample_weight, X, dtype=np.float64, ensure_non_negative=True)
         n_init = check_scalar(self.n_init, "n_init", "int", min_val=1)
         max_iter = check_scalar(self.max_iter, "max_iter", "int", min_val=1)
         tol = check_scalar(self.tol, "tol", "real", min_val=0.0)
@@ -330,6 +371,11 @@ class KMeans:
         self.n_iter_ = best.n_iter
         self.seed_indices_ = best_seeds
         return self
+
+    def _check_test_data(self, X) -> NDArrayFloat:
+        """``X`` validated against the fitted data: fitted model, dense, same features, as C-contiguous float64."""
+        check_is_fitted(self)
+        return validate_data(self, X, dtype=np.float64, order="C", reset=False)
 
     def predict(self, X) -> NDArrayInt:
         """Index of the nearest learned centre for each row of ``X``.
@@ -349,7 +395,60 @@ class KMeans:
         sklearn.exceptions.NotFittedError
             Before :meth:`fit`.
         ValueError
-            If ``X`` has a different number of features than the fitted data.
+            If ``X`` has a different number of features (or feature names) than the fitted data.
         """
-        check_is_fitted(self, "cluster_centers_")
-        return nearest_centre_labels(X, self.cluster_centers_)
+        X = self._check_test_data(X)
+        return assign_to_nearest(X, self.cluster_centers_)[0]
+
+    def transform(self, X) -> NDArrayFloat:
+        """Euclidean distance from each row of ``X`` to each learned centre.
+
+        Parameters
+        ----------
+        X : array-like of shape (n_samples, n_features)
+            Points to transform.
+
+        Returns
+        -------
+        ndarray of float64, shape (n_samples, n_clusters)
+            ``||x_i - c_j||`` (not squared), in the order of ``cluster_centers_``.
+
+        Raises
+        ------
+        sklearn.exceptions.NotFittedError
+            Before :meth:`fit`.
+        ValueError
+            If ``X`` has a different number of features (or feature names) than the fitted data.
+        """
+        X = self._check_test_data(X)
+        return np.sqrt(squared_distances(X, self.cluster_centers_))
+
+    def score(self, X, y=None, sample_weight=None) -> float:
+        """Opposite of the weighted K-means objective of ``X`` at the learned centres (higher is better).
+
+        Parameters
+        ----------
+        X : array-like of shape (n_samples, n_features)
+            Points to score.
+        y : None
+            Ignored; present for API consistency with scikit-learn.
+        sample_weight : array-like of shape (n_samples,), default=None
+            Non-negative weights, not all zero (ones when ``None``).
+
+        Returns
+        -------
+        float
+            ``-sum_i w_i min_j ||x_i - c_j||^2``; equals ``-inertia_`` on the
+            training data and weights.
+
+        Raises
+        ------
+        sklearn.exceptions.NotFittedError
+            Before :meth:`fit`.
+        ValueError
+            If ``X`` has a different number of features than the fitted data,
+            or ``sample_weight`` is invalid.
+        """
+        X = self._check_test_data(X)
+        weights = _check_sample_weight(sample_weight, X, dtype=np.float64, ensure_non_negative=True)
+        return -float(weights @ assign_to_nearest(X, self.cluster_centers_)[1])

@@ -25,14 +25,15 @@ from collections.abc import Callable
 from functools import partial
 
 import numpy as np
+from sklearn.base import BaseEstimator
 
 from fedlib._typing import NDArrayFloat, NDArrayInt, SeedLike
 from fedlib._validation import (
     check_array,
+    check_fit_partition,
     check_is_fitted,
     check_n_clusters,
     check_option,
-    check_partition,
     check_scalar,
     spawn_generators,
 )
@@ -191,12 +192,12 @@ class CodedDistances:
         return decoded
 
 
-class SecFC:
+class SecFC(BaseEstimator):
     """Secure federated clustering (SecFC Alg. 1) in a single-process simulation.
 
     Parameters
     ----------
-    n_clusters : int
+    n_clusters : int, default=8
         ``k``.
     n_segments : int, default=1
         ``ℓ``: each point is split into ``ℓ`` segments; larger ``ℓ`` means less
@@ -264,6 +265,8 @@ class SecFC:
 
     Attributes
     ----------
+    n_features_in_ : int
+        Features of the data given to ``fit``.
     labels_ : ndarray of shape (m,)
         Final clustering.
     run_ : LloydResult
@@ -316,7 +319,7 @@ class SecFC:
     >>> from fedlib.cluster import centralized_lloyd
     >>> from fedlib.data import iid_partition, make_gaussian_mixture
     >>> ds = make_gaussian_mixture(200, 5, 3, random_state=0)
-    >>> model = SecFC(3, random_state=0).fit(ds.X, iid_partition(200, 7, random_state=0))
+    >>> model = SecFC(3, random_state=0).fit(ds.X, parts=iid_partition(200, 7, random_state=0))
     >>> plain = centralized_lloyd(ds.X, 3, scale=model.scale_, random_state=0)
     >>> bool((model.labels_ == plain.labels).all())  # SecFC Theorem 1: Lloyd on the quantized data, exactly
     True
@@ -324,7 +327,7 @@ class SecFC:
 
     def __init__(
         self,
-        n_clusters: int,
+        n_clusters: int = 8,
         *,
         n_segments: int = 1,
         n_colluders: int | None = None,
@@ -355,15 +358,18 @@ class SecFC:
         self.feature_scaling = feature_scaling
         self.random_state = random_state
 
-    def fit(self, X, parts) -> SecFC:
+    def fit(self, X, y=None, *, parts=None) -> SecFC:
         """Share the data of the clients ``parts`` (row indices of ``X``) and run coded Lloyd.
 
         Parameters
         ----------
         X : array-like of shape (m, d)
             All points, in a global row order.
-        parts : list of array-like of int
-            Client ``j`` holds the rows ``X[parts[j]]``; they must partition the rows.
+        y : None
+            Ignored; present for scikit-learn's ``fit(X, y)``.
+        parts : list of array-like of int, optional
+            Client ``j`` holds the rows ``X[parts[j]]``; they must partition the
+            rows. ``None``: one client holds every row.
 
         Returns
         -------
@@ -393,9 +399,10 @@ class SecFC:
             large or offset feature sets ``R``; ``feature_scaling`` is the remedy.
         """
         X = check_array(X)
+        self.n_features_in_ = X.shape[1]
         m, d = X.shape
         k = check_n_clusters(self.n_clusters, m)
-        parts = check_partition(parts, m)
+        parts = check_fit_partition(parts, y, m)
         n = len(parts)
         q = check_modulus(self.prime)
         ell = check_scalar(self.n_segments, "n_segments", "int", min_val=1)

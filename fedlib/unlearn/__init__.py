@@ -1,8 +1,14 @@
-"""Exact unlearning: of K-means++ seeding (MUFC Alg. 3) and of federated clusters (MUFC, DC-KM), with an audit.
+"""Methods that forget, on one contract (:mod:`fedlib.base`): ``fit``, then ``unlearn(samples=..., clients=...)``.
 
-- :func:`unlearn_kmeans_plusplus` (MUFC Alg. 3), checked bit for bit with exponential-race keys.
-- :class:`MUFC` (MUFC Alg. 1 and 4) and the DC-KM baseline :class:`DCKMeans`, whose
-  ``remove`` both return a :class:`RemovalReport`.
+These estimators return a :class:`~fedlib.base.UnlearningReport` from ``unlearn``:
+
+- :class:`KMeansPlusPlus`: K-means++ seeding that unlearns exactly (MUFC Alg. 3), bit for bit
+  with exponential-race keys.
+- :class:`MUFC` (MUFC Alg. 1 and 4) and the DC-KM baseline :class:`DCKMeans`.
+- :class:`Retrain`: retraining any estimator from scratch, the exact baseline.
+
+Beside them:
+
 - :func:`audit_seeding_unlearning`: a chi-square test that exact unlearning passes and
   tempting shortcuts fail.
 - :func:`pargen` (Liu et al. 2025, Alg. 2), printed and corrected, with the lemma functions
@@ -10,6 +16,9 @@
   probabilities of Requirements 1, 2 and 4, the exact unlearning capacity, Monte Carlo of
   Requirements 1-4 over random clusterings (:func:`assign_clusters`, Alg. 1) and the retraining costs
   of Remark 1.
+
+Not yet on the contract (their data still go to the constructor, their reports are their own):
+
 - :class:`ClusteredUnlearning` (Liu et al. 2025, Alg. 1 and Fig. 1): users split into random
   clusters, FedAvg with secure aggregation inside each, a :func:`majority_vote` of the cluster
   models, and exact unlearning by retraining only the affected clusters; requests past
@@ -52,8 +61,8 @@ from fedlib.unlearn._pargen import (
     tau_sequential_printed,
     unlearning_capacity_exact,
 )
-from fedlib.unlearn._report import RemovalReport
-from fedlib.unlearn._seeding import SeedingUnlearning, unlearn_kmeans_plusplus
+from fedlib.unlearn._retrain import Retrain
+from fedlib.unlearn._seeding import KMeansPlusPlus
 from fedlib.unlearn._voting import VoteResult, majority_vote
 
 __all__ = [
@@ -61,12 +70,12 @@ __all__ = [
     "AuditResult",
     "CalibrationReport",
     "ClusteredUnlearning",
+    "ClusteredUnlearningReport",
     "DCKMeans",
+    "KMeansPlusPlus",
     "ParGenResult",
-    "RemovalReport",
     "RequirementRisk",
-    "SeedingUnlearning",
-    "UnlearningReport",
+    "Retrain",
     "VoteResult",
     "assign_clusters",
     "audit_seeding_unlearning",
@@ -92,7 +101,6 @@ __all__ = [
     "simulate_retraining",
     "tau_batch_printed",
     "tau_sequential_printed",
-    "unlearn_kmeans_plusplus",
     "unlearning_capacity_exact",
 ]
 
@@ -100,7 +108,7 @@ __all__ = [
 _NEEDS_TORCH = {
     "CalibrationReport": "_federaser",
     "ClusteredUnlearning": "_clustered",
-    "UnlearningReport": "_clustered",
+    "ClusteredUnlearningReport": "_clustered",
     "federaser": "_federaser",
 }
 

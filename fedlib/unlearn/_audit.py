@@ -11,7 +11,7 @@ from scipy.stats import chi2_contingency
 from fedlib._typing import NDArrayInt, SeedLike
 from fedlib._validation import check_array, check_random_state
 from fedlib.cluster import kmeans_plusplus_indices, row_norms_squared, squared_distances
-from fedlib.unlearn._seeding import unlearn_kmeans_plusplus
+from fedlib.unlearn._seeding import _unlearn_seeding
 
 #: The unlearning rules of :func:`shortcut_unlearn_kmeans_plusplus`: MUFC Alg. 3 and two shortcuts.
 STRATEGIES = ("exact", "keep_others_resample_one", "nearest_replacement")
@@ -28,7 +28,7 @@ def shortcut_unlearn_kmeans_plusplus(
       distribution still depends on it.
     - ``"nearest_replacement"``: delete without reseeding, moving each removed
       seed to its nearest remaining point.
-    - ``"exact"``: MUFC Alg. 3 (:func:`unlearn_kmeans_plusplus`).
+    - ``"exact"``: MUFC Alg. 3 (the kernel of :class:`KMeansPlusPlus`).
 
     Parameters
     ----------
@@ -58,7 +58,7 @@ def shortcut_unlearn_kmeans_plusplus(
     seeds = np.asarray(seed_indices, dtype=np.int64)
     removed = np.asarray(removed, dtype=np.int64)
     if strategy == "exact":
-        return unlearn_kmeans_plusplus(X, seeds, removed, random_state=rng).seed_indices
+        return _unlearn_seeding(X, seeds, removed, np.ones(len(X)), None, rng).seed_indices
     if strategy not in STRATEGIES:
         raise ValueError(f"strategy={strategy!r} should be one of {STRATEGIES}.")
     keep = np.ones(len(X), dtype=bool)

@@ -52,7 +52,7 @@ from fedlib.unlearn._voting import VoteResult, majority_vote
 
 
 @dataclass(frozen=True)
-class UnlearningReport:
+class ClusteredUnlearningReport:
     """What one unlearning call (one batch, or one request of a sequence) cost.
 
     Parameters
@@ -535,7 +535,7 @@ class ClusteredUnlearning:
                     )
         return ids
 
-    def unlearn(self, user_ids, *, retrain: bool = True) -> UnlearningReport:
+    def unlearn(self, user_ids, *, retrain: bool = True) -> ClusteredUnlearningReport:
         """Unlearn users as one batch: remove them and retrain each affected cluster once, from a fresh seed.
 
         A sequence of single requests (the paper's sequential setting) is one
@@ -552,7 +552,7 @@ class ClusteredUnlearning:
 
         Returns
         -------
-        UnlearningReport
+        ClusteredUnlearningReport
             Retrained clusters and users, time, bytes and accuracy after.
 
         Raises
@@ -574,7 +574,7 @@ class ClusteredUnlearning:
         self.unlearned_.extend(ids.tolist())
         curve = self._train(affected) if retrain else []
         records = [record for i in affected for record in self.trainers_[i].history_]  # fresh trainers
-        return UnlearningReport(
+        return ClusteredUnlearningReport(
             requested=ids,
             clusters=affected.astype(np.int64),
             users_retrained=int(sum(self.members_[i].size for i in affected)),

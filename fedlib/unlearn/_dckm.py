@@ -5,18 +5,19 @@ from __future__ import annotations
 import time
 
 import numpy as np
+from sklearn.base import BaseEstimator
 
 from fedlib._typing import NDArrayInt, SeedLike
 from fedlib._validation import (
     check_array,
-    check_ids,
+    check_fit_partition,
     check_is_fitted,
     check_n_clusters,
-    check_partition,
     check_scalar,
     spawn_generators,
     warn_small_clients,
 )
+from fedlib.base import UnlearningMixin, UnlearningReport
 from fedlib.cluster import (
     FederatedClusteringMixin,
     KMeans,
@@ -26,20 +27,21 @@ from fedlib.cluster import (
     local_clusters,
     row_norms_squared,
 )
+from fedlib.exceptions import UnlearningRequestError
 from fedlib.unlearn._ids import IdIndex
-from fedlib.unlearn._report import RemovalReport
 
 
-class DCKMeans(FederatedClusteringMixin):
+class DCKMeans(UnlearningMixin, FederatedClusteringMixin, BaseEstimator):
     """DC-KM with tree height 2, the clients as leaves (MUFC's baseline, App. M.2).
 
     Leaves run full K-means (K-means++ and Lloyd); the root runs K-means on the
-    union of the leaf centres with unit weights. Deleting a point reruns its
-    leaf and the root (the authors' code times leaf plus root).
+    union of the leaf centres with unit weights. Unlearning a point reruns its
+    leaf and the root (the authors' code times leaf plus root); unlearning a
+    client drops its leaf and reruns the root. Both are exact.
 
     Parameters
     ----------
-    n_clusters : int
+    n_clusters : int, default=8
         K, at the leaves and at the root.
     root_n_init : int, default=10
         K-means restarts at the root.
@@ -50,8 +52,10 @@ class DCKMeans(FederatedClusteringMixin):
     ----------
     server_centers_ : ndarray of shape (n_clusters, n_features)
         The root's centres.
-    fit_report_ : RemovalReport
+    fit_report_ : UnlearningReport
         Training time: slowest leaf, then the root.
+    n_features_in_ : int
+        Features of the data given to ``fit``.
     federated_loss_ : float
         Induced loss of the remaining data: each point charged to the root
         centre of its leaf centre (MUFC Def. 3.1).
@@ -68,26 +72,29 @@ class DCKMeans(FederatedClusteringMixin):
     Examples
     --------
     >>> X = np.array([[0.0], [0.2], [5.0], [5.2], [0.1], [5.1]])
-    >>> model = DCKMeans(2, random_state=0).fit(X, [[0, 1, 2, 3], [4, 5]])
-    >>> report = model.remove(0, [1])
-    >>> report.clients_reseeded, model.client_ids(0).tolist()
+    >>> model = DCKMeans(2, random_state=0).fit(X, parts=[[0, 1, 2, 3], [4, 5]])
+    >>> report = model.unlearn([1])
+    >>> report.clients_retrained, model.client_ids(0).tolist()
     ((0,), [0, 2, 3])
     """
 
-    def __init__(self, n_clusters: int, *, root_n_init: int = 10, random_state: SeedLike = None) -> None:
+    def __init__(self, n_clusters: int = 8, *, root_n_init: int = 10, random_state: SeedLike = None) -> None:
         self.n_clusters = n_clusters
         self.root_n_init = root_n_init
         self.random_state = random_state
 
-    def fit(self, X, parts) -> DCKMeans:
+    def fit(self, X, y=None, *, parts=None) -> DCKMeans:
         """Fit every leaf, then the root.
 
         Parameters
         ----------
         X : array-like of shape (n_samples, n_features)
             All points, in a global row order.
-        parts : list of array-like of int
-            Client ``l`` holds the rows ``X[parts[l]]``; they must partition the rows.
+        y : None
+            Ignored; present for scikit-learn's ``fit(X, y)``.
+        parts : list of array-like of int, optional
+            Client ``l`` holds the rows ``X[parts[l]]``; they must partition the
+            rows. ``None``: one client holds every row.
 
         Returns
         -------
@@ -107,9 +114,10 @@ class DCKMeans(FederatedClusteringMixin):
             all its points as its centres (fewer than K).
         """
         X = check_array(X)
+        self.n_features_in_ = X.shape[1]
         self._k = check_n_clusters(self.n_clusters, X.shape[0])
         self._root_n_init = check_scalar(self.root_n_init, "root_n_init", "int", min_val=1)
-        parts = check_partition(parts, X.shape[0])
+        parts = check_fit_partition(parts, y, X.shape[0])
         warn_small_clients([idx.size for idx in parts], self._k, "DCKMeans")
         self._streams = spawn_generators(self.random_state, len(parts) + 1)
         self._X = [X[idx] for idx in parts]
@@ -119,7 +127,9 @@ class DCKMeans(FederatedClusteringMixin):
         for leaf in range(len(parts)):
             slowest = max(slowest, self._fit_leaf(leaf))
         root = self._fit_root()
-        self.fit_report_ = RemovalReport(tuple(range(len(parts))), True, slowest, 0.0, root)
+        self.fit_report_ = UnlearningReport(
+            clients_retrained=tuple(range(len(parts))), server_refit=True, client_seconds=slowest, server_seconds=root
+        )
         return self
 
     def _fit_leaf(self, leaf: int) -> float:
@@ -133,52 +143,65 @@ class DCKMeans(FederatedClusteringMixin):
 
     def _fit_root(self) -> float:
         start = time.perf_counter()
-        pool = np.vstack([C for C, _ in self._leaf])
+        pool = np.vstack([leaf[0] for leaf in self._leaf if leaf is not None])
         root = KMeans(min(self._k, len(pool)), n_init=self._root_n_init, random_state=self._streams[-1]).fit(pool)
         self.server_centers_ = root.cluster_centers_
         return time.perf_counter() - start
 
-    def remove(self, client: int, ids) -> RemovalReport:
-        """Forget rows ``ids`` (row ids of the ``X`` given to fit) of ``client``: rerun its leaf, then the root.
-
-        Parameters
-        ----------
-        client : int
-            The leaf that holds the rows.
-        ids : array-like of int
-            Row ids to forget.
-
-        Returns
-        -------
-        RemovalReport
-            The leaf's time as client time, the root's as server time.
-
-        Raises
-        ------
-        ValueError
-            If ``client`` is out of range, does not hold an id, or would be emptied.
-        """
+    def _check_fitted_for_unlearning(self) -> None:
         check_is_fitted(self, "server_centers_")
-        client = check_scalar(client, "client", "int", min_val=0, max_val=len(self._ids) - 1)
-        ids = check_ids(ids)
-        rows = IdIndex(self._ids[client]).positions(ids)
-        if np.any(rows < 0):
-            raise ValueError(f"client {client} does not hold rows {ids[rows < 0].tolist()}.")
-        keep = np.ones(len(self._ids[client]), dtype=bool)
-        keep[rows] = False
-        if not keep.any():
-            raise ValueError(f"removing these rows would empty client {client}.")
-        self._X[client], self._ids[client] = self._X[client][keep], self._ids[client][keep]
-        leaf = self._fit_leaf(client)
+
+    def _held_samples(self) -> NDArrayInt:
+        return np.concatenate([ids for ids, leaf in zip(self._ids, self._leaf, strict=True) if leaf is not None])
+
+    def _held_clients(self) -> NDArrayInt:
+        return np.array([c for c, leaf in enumerate(self._leaf) if leaf is not None], dtype=np.int64)
+
+    def _unlearn(self, samples: NDArrayInt, clients: NDArrayInt) -> UnlearningReport:
+        """Rerun every leaf that lost rows, drop every leaf forgotten or emptied, then rerun the root."""
+        gone = set(clients.tolist())
+        keep_rows = {}
+        for leaf in self._held_clients().tolist():
+            if leaf in gone:
+                continue
+            rows = IdIndex(self._ids[leaf]).positions(samples)
+            rows = rows[rows >= 0]
+            if rows.size:
+                keep = np.ones(len(self._ids[leaf]), dtype=bool)
+                keep[rows] = False
+                keep_rows[leaf] = keep
+        emptied = {leaf for leaf, keep in keep_rows.items() if not keep.any()}
+        if len(gone | emptied) >= len(self._held_clients()):
+            raise UnlearningRequestError("cannot unlearn every client: the root would have no leaf.")
+        slowest = 0.0
+        for leaf, keep in keep_rows.items():
+            if leaf in emptied:
+                continue
+            self._X[leaf], self._ids[leaf] = self._X[leaf][keep], self._ids[leaf][keep]
+            slowest = max(slowest, self._fit_leaf(leaf))
+        for leaf in gone | emptied:
+            self._leaf[leaf] = None
         root = self._fit_root()
-        return RemovalReport((client,), True, leaf, 0.0, root)
+        return UnlearningReport(
+            forgotten_samples=tuple(samples.tolist()),
+            forgotten_clients=tuple(sorted(set(clients.tolist()))),
+            clients_retrained=tuple(sorted(set(keep_rows) - emptied)),
+            server_refit=True,
+            rounds=1,
+            client_seconds=slowest,
+            server_seconds=root,
+            details={"left": tuple(sorted(emptied))},
+        )
 
     @property
     def federated_loss_(self) -> float:
         """Induced loss: each point charged to the root centre of its leaf centre (MUFC Def. 3.1)."""
         check_is_fitted(self, "server_centers_")
         total = 0.0
-        for Xl, (C, lab) in zip(self._X, self._leaf, strict=True):
+        for Xl, leaf in zip(self._X, self._leaf, strict=True):
+            if leaf is None:
+                continue
+            C, lab = leaf
             centre_labels = assign_to_nearest(C, self.server_centers_)[0]
             total += kmeans_objective(Xl, self.server_centers_, labels=centre_labels[lab])
         return total
@@ -194,7 +217,7 @@ class DCKMeans(FederatedClusteringMixin):
         Returns
         -------
         ndarray of int64
-            The ids, in the leaf's row order (a copy).
+            The ids, in the leaf's row order (a copy); empty for a forgotten leaf.
         """
         check_is_fitted(self, "server_centers_")
-        return self._ids[client].copy()
+        return self._ids[client].copy() if self._leaf[client] is not None else np.empty(0, dtype=np.int64)

@@ -7,19 +7,20 @@ from collections import Counter
 from dataclasses import dataclass
 
 import numpy as np
+from sklearn.base import BaseEstimator
 
 from fedlib._typing import NDArrayFloat, NDArrayInt, SeedLike
 from fedlib._validation import (
     check_array,
-    check_ids,
+    check_fit_partition,
     check_is_fitted,
     check_n_clusters,
     check_option,
-    check_partition,
     check_scalar,
     spawn_generators,
     warn_small_clients,
 )
+from fedlib.base import UnlearningMixin, UnlearningReport
 from fedlib.cluster import (
     FederatedClusteringMixin,
     KMeans,
@@ -30,6 +31,7 @@ from fedlib.cluster import (
     kmeans_plusplus_indices,
     local_clusters,
 )
+from fedlib.exceptions import UnlearningRequestError
 from fedlib.secagg import (
     hashed_scma_params,
     plain_sparse_sum,
@@ -38,7 +40,6 @@ from fedlib.secagg import (
     secure_sparse_sum,
 )
 from fedlib.unlearn._ids import IdIndex
-from fedlib.unlearn._report import RemovalReport
 from fedlib.unlearn._seeding import _unlearn_seeding
 
 _SERVER_DATA = ("uniform", "weighted_centers")
@@ -78,18 +79,19 @@ class _ClientState:
         return dict(q)
 
 
-class MUFC(FederatedClusteringMixin):
+class MUFC(UnlearningMixin, FederatedClusteringMixin, BaseEstimator):
     """Machine Unlearning of Federated Clusters (Pan et al., ICLR 2023).
 
     Training is MUFC Alg. 1: each client seeds K centres with K-means++ (no
     Lloyd), quantizes them to a grid of step ``gamma`` and reports the number of
     its points per occupied bin; the bins are summed securely with SCMA (Alg. 2);
     the server generates data in the occupied bins and runs K-means++ and Lloyd.
-    Unlearning is Alg. 4 with Alg. 3 at the client.
+    Unlearning is Alg. 4 with Alg. 3 at the client: :meth:`unlearn` forgets
+    rows (by their index in the ``X`` given to ``fit``) or whole clients.
 
     Parameters
     ----------
-    n_clusters : int
+    n_clusters : int, default=8
         K, at the clients and at the server (MUFC App. M.2). A client with
         fewer than K points seeds all of them, and ``fit`` warns.
     gamma : float or None, default=None
@@ -139,8 +141,10 @@ class MUFC(FederatedClusteringMixin):
         Each client's local centres (``None`` for a removed client).
     client_counts_ : list of dict
         ``q^(l)`` of every active client, bin index -> points (what SCMA adds).
-    fit_report_ : RemovalReport
-        Timing of training, in the same fields as a removal.
+    fit_report_ : UnlearningReport
+        Timing of training, in the same fields as a request to unlearn.
+    n_features_in_ : int
+        Features of the data given to ``fit``.
     n_clients_ : int
         Clients at fit time (removed ones included).
     federated_loss_ : float
@@ -163,18 +167,22 @@ class MUFC(FederatedClusteringMixin):
     >>> from fedlib.data import make_blobs
     >>> X, _ = make_blobs((40, 40), 2, cluster_std=0.05, random_state=0)
     >>> parts = [np.arange(0, 40), np.arange(40, 80)]
-    >>> model = MUFC(2, random_state=0).fit(X, parts)
-    >>> report = model.remove(0, [5])  # row 5 of X, held by client 0
-    >>> model.client_size(0), report.clients_reseeded, report.server_refit
-    (39, (), False)
+    >>> model = MUFC(2, random_state=0).fit(X, parts=parts)
+    >>> report = model.unlearn([5])  # row 5 of X, held by client 0
+    >>> model.client_size(0), report.clients_retrained, report.server_refit, report.exact
+    (39, (), False, False)
 
     Row 5 was not one of client 0's seeds: no client re-seeds (Alg. 3, line 2),
-    and with ``server_update="lazy"`` the server keeps its centres.
+    and with ``server_update="lazy"`` the server keeps its centres, so the server
+    model is not the one retraining would give (``exact`` is ``False``).
+
+    >>> model.unlearn(clients=[1]).forgotten_clients, model.client_size(1)
+    ((1,), 0)
     """
 
     def __init__(
         self,
-        n_clusters: int,
+        n_clusters: int = 8,
         *,
         gamma: float | None = None,
         client_lloyd: bool = False,
@@ -196,15 +204,18 @@ class MUFC(FederatedClusteringMixin):
         self.random_state = random_state
 
     # ----------------------------------------------------------------- training
-    def fit(self, X, parts) -> MUFC:
+    def fit(self, X, y=None, *, parts=None) -> MUFC:
         """Train on ``X`` split over clients (MUFC Alg. 1).
 
         Parameters
         ----------
         X : array-like of shape (n_samples, n_features)
             All points, in a global row order.
-        parts : list of array-like of int
-            Client ``l`` holds the rows ``X[parts[l]]``; they must partition the rows.
+        y : None
+            Ignored; present for scikit-learn's ``fit(X, y)``.
+        parts : list of array-like of int, optional
+            Client ``l`` holds the rows ``X[parts[l]]``; they must partition the
+            rows. ``None``: one client holds every row.
 
         Returns
         -------
@@ -234,8 +245,9 @@ class MUFC(FederatedClusteringMixin):
         self._server_n_init = check_scalar(self.server_n_init, "server_n_init", "int", min_val=1)
         X = check_array(X)
         n = X.shape[0]
+        self.n_features_in_ = X.shape[1]
         k = check_n_clusters(self.n_clusters, n)
-        parts = check_partition(parts, n)
+        parts = check_fit_partition(parts, y, n)
         warn_small_clients([idx.size for idx in parts], k, "MUFC")
         if self.gamma is None:
             gamma = 1.0 / np.sqrt(n)
@@ -264,7 +276,14 @@ class MUFC(FederatedClusteringMixin):
             self._generate_samples(state)
         aggregation_seconds = self._aggregate()
         server_seconds = self._fit_server()
-        self.fit_report_ = RemovalReport((), True, client_seconds, aggregation_seconds, server_seconds)
+        self.fit_report_ = UnlearningReport(
+            server_refit=True,
+            rounds=1,
+            client_seconds=client_seconds,
+            aggregation_seconds=aggregation_seconds,
+            server_seconds=server_seconds,
+            bytes_sent=self._round_bytes(),
+        )
         return self
 
     def _client_model(self, ids, Xl, keys, seeds) -> _ClientState:
@@ -428,69 +447,87 @@ class MUFC(FederatedClusteringMixin):
         return kmeans_objective(X, self.server_centers_, labels=labels)
 
     # -------------------------------------------------------------- unlearning
-    def remove(self, client: int, ids) -> RemovalReport:
-        """Forget rows ``ids`` held by ``client`` (MUFC Alg. 4, single client).
+    def _check_fitted_for_unlearning(self) -> None:
+        check_is_fitted(self, "server_centers_")
 
-        Parameters
-        ----------
-        client : int
-            The client that holds the rows.
-        ids : array-like of int
-            Row ids (of the ``X`` given to fit) to forget, each once.
+    def _held_samples(self) -> NDArrayInt:
+        return np.concatenate([c.ids[c.alive] for c in self._clients if c is not None])
 
-        Returns
-        -------
-        RemovalReport
-            Who re-seeded, whether the server refitted, and the times.
+    def _held_clients(self) -> NDArrayInt:
+        return np.array([c for c, state in enumerate(self._clients) if state is not None], dtype=np.int64)
 
-        Raises
-        ------
-        ValueError
-            For an id the client never held or already removed, an empty or
-            repeated ``ids``, an unknown client or one already removed.
+    def _unlearn(self, samples: NDArrayInt, clients: NDArrayInt) -> UnlearningReport:
+        """MUFC Alg. 4: each affected client unlearns its rows (Alg. 3), then one aggregation and server refit.
 
-        Notes
-        -----
-        Removing every remaining row of a client removes the client
-        (:meth:`remove_clients`).
+        A client that loses every remaining row is removed (``q^(l) <- 0``), as a
+        client request. A request that re-seeds no client aggregates again only
+        with ``server_update="strict"``; the server refits when the aggregate
+        changed, and always when a client left.
         """
-        state = self._active_client(client)
-        ids = check_ids(ids)
-        if ids.size == 0:
-            raise ValueError("nothing to remove: ids is empty.")
-        if np.unique(ids).size != ids.size:
-            raise ValueError("ids lists a point more than once.")
-        rows = state.index.positions(ids)
-        unknown = rows < 0
-        unknown[~unknown] = ~state.alive[rows[~unknown]]
-        if unknown.any():
-            raise ValueError(
-                f"client {client} does not hold rows {ids[unknown].tolist()}: never assigned to it, or already removed."
-            )
-        if state.n_alive == ids.size:
-            return self.remove_clients([client])
-        start = time.perf_counter()
-        k_l = len(state.seeds)
-        hit = bool(np.isin(state.seeds, rows).any())  # O(R K): MUFC Alg. 3, line 2
-        reseeded = hit or bool(self.client_lloyd) or state.n_alive - ids.size < k_l
-        if not reseeded:  # seeds and local clusters of the remaining points are unchanged
-            state.alive[rows] = False
-            state.n_alive -= ids.size
-            client_seconds = time.perf_counter() - start
-        else:
-            new_state = self._reseed(client, state, rows)
-            client_seconds = time.perf_counter() - start
-            self._clients[client] = new_state
-            self._generate_samples(new_state)
+        gone = set(clients.tolist())
+        by_client: dict[int, NDArrayInt] = {}
+        for client, state in enumerate(self._clients):
+            if state is None or client in gone:
+                continue
+            mine = samples[state.index.positions(samples) >= 0]
+            if mine.size:
+                by_client[client] = mine
+        if len(gone) + sum(self._clients[c].n_alive == ids.size for c, ids in by_client.items()) >= len(
+            self._held_clients()
+        ):
+            raise UnlearningRequestError("cannot unlearn every client: the model would have no data.")
+        reseeded, client_seconds = [], 0.0
+        for client, ids in by_client.items():
+            state = self._clients[client]
+            if state.n_alive == ids.size:  # the client's last rows: the client leaves
+                gone.add(client)
+                continue
+            start = time.perf_counter()
+            rows = state.index.positions(ids)
+            k_l = len(state.seeds)
+            hit = bool(np.isin(state.seeds, rows).any())  # O(R K): MUFC Alg. 3, line 2
+            if hit or bool(self.client_lloyd) or state.n_alive - ids.size < k_l:
+                new_state = self._reseed(client, state, rows)
+                client_seconds = max(client_seconds, time.perf_counter() - start)
+                self._clients[client] = new_state
+                self._generate_samples(new_state)
+                reseeded.append(client)
+            else:  # seeds and local clusters of the remaining points are unchanged
+                state.alive[rows] = False
+                state.n_alive -= ids.size
+                client_seconds = max(client_seconds, time.perf_counter() - start)
+        for client in gone:
+            self._clients[client] = None
         aggregation_seconds = server_seconds = 0.0
-        refit = reseeded or self.server_update == "strict"
-        if refit:
+        aggregated = refit = bool(gone) or bool(reseeded) or self.server_update == "strict"
+        if aggregated:
             old = self.counts_
             aggregation_seconds = self._aggregate()
-            refit = self.counts_ != old
+            refit = bool(gone) or self.counts_ != old
             if refit:
                 server_seconds = self._fit_server()
-        return RemovalReport((client,) if reseeded else (), refit, client_seconds, aggregation_seconds, server_seconds)
+        if gone and not reseeded:
+            client_seconds = 0.0  # a client that leaves computes nothing
+        return UnlearningReport(
+            forgotten_samples=tuple(samples.tolist()),
+            forgotten_clients=tuple(sorted(set(clients.tolist()))),
+            clients_retrained=tuple(reseeded),
+            server_refit=refit,
+            rounds=int(aggregated),
+            client_seconds=client_seconds,
+            aggregation_seconds=aggregation_seconds,
+            server_seconds=server_seconds,
+            bytes_sent=self._round_bytes() if aggregated else 0,
+            exact=aggregated,
+            details={"left": tuple(sorted(gone - set(clients.tolist())))},
+        )
+
+    def _round_bytes(self) -> int:
+        """Bytes the active clients upload in one secure aggregation (0 in plaintext mode)."""
+        if self.scma_params_ is None:
+            return 0
+        active = sum(state is not None for state in self._clients)
+        return active * -(-self.scma_params_.message_bits // 8)
 
     def _reseed(self, client: int, state: _ClientState, rows: NDArrayInt) -> _ClientState:
         """A compact new client model after removing ``rows``: Alg. 3 (or full retraining with client Lloyd)."""
@@ -518,35 +555,6 @@ class MUFC(FederatedClusteringMixin):
             seeds = result.seed_indices
         return self._client_model(ids_rest, X_rest, keys_rest, seeds)
 
-    def remove_clients(self, clients) -> RemovalReport:
-        """Forget every point of the given clients (MUFC Alg. 4, multi-client removal: q^(l) <- 0).
-
-        Parameters
-        ----------
-        clients : int or array-like of int
-            Clients to remove.
-
-        Returns
-        -------
-        RemovalReport
-            No client re-seeds; the server aggregates and refits.
-
-        Raises
-        ------
-        ValueError
-            For an unknown or already removed client, or when no client would remain.
-        """
-        clients = sorted({int(c) for c in np.atleast_1d(clients)})
-        for c in clients:
-            self._active_client(c)
-        if len([s for s in self._clients if s is not None]) <= len(clients):
-            raise ValueError("cannot remove every client: the model would have no data.")
-        for c in clients:
-            self._clients[c] = None
-        aggregation_seconds = self._aggregate()
-        server_seconds = self._fit_server()
-        return RemovalReport((), True, 0.0, aggregation_seconds, server_seconds)
-
     def _client_state(self, client: int) -> _ClientState | None:
         check_is_fitted(self, "server_centers_")
         client = check_scalar(client, "client", "int")
@@ -559,3 +567,4 @@ class MUFC(FederatedClusteringMixin):
         if state is None:
             raise ValueError(f"client {client} was already removed.")
         return state
+

@@ -2,30 +2,22 @@
 
 from __future__ import annotations
 
+import time
 from dataclasses import dataclass
 
 import numpy as np
+from sklearn.base import BaseEstimator
 
 from fedlib._typing import NDArrayInt, SeedLike
-from fedlib._validation import check_array, check_race_keys, check_random_state, check_sample_weight
-from fedlib.cluster import kmeans_plusplus_indices, row_norms_squared
+from fedlib._validation import check_array, check_is_fitted, check_n_clusters, check_random_state, check_sample_weight
+from fedlib.base import UnlearningMixin, UnlearningReport
+from fedlib.cluster import draw_race_keys, kmeans_plusplus_indices, row_norms_squared
+from fedlib.exceptions import UnlearningRequestError
 
 
 @dataclass(frozen=True)
-class SeedingUnlearning:
-    """Outcome of :func:`unlearn_kmeans_plusplus`.
-
-    Parameters
-    ----------
-    seed_indices : ndarray of int64, shape (K,)
-        New seeds, as rows of the remaining data ``X' = X[keep]``, in draw order.
-    keep : ndarray of bool, shape (n_samples,)
-        Mask of the rows of ``X`` that remain.
-    n_kept_prefix : int
-        Seeds kept before the first removed one (``K`` if no seed was removed).
-    reseeded : bool
-        Whether any seed had to be drawn again (the "retraining" event of MUFC).
-    """
+class _SeedingOutcome:
+    """What :func:`_unlearn_seeding` returns: new seeds as rows of ``X[keep]``, ``keep``, the kept prefix, a hit."""
 
     seed_indices: NDArrayInt
     keep: np.ndarray
@@ -33,62 +25,51 @@ class SeedingUnlearning:
     reseeded: bool
 
 
-def unlearn_kmeans_plusplus(
-    X,
-    seed_indices,
-    removed,
-    *,
-    race_keys=None,
-    sample_weight=None,
-    random_state: SeedLike = None,
-) -> SeedingUnlearning:
-    """Remove rows from a K-means++ seeding as if they had never been there (MUFC Alg. 3).
+class KMeansPlusPlus(UnlearningMixin, BaseEstimator):
+    """K-means++ seeding that unlearns exactly (MUFC Alg. 3).
 
-    If no removed row is a seed, the seeds stay (MUFC Alg. 3, line 2). Otherwise
-    the seeds drawn before the first removed one are kept and the rest are drawn
-    again by D^2 sampling on the remaining rows (lines 5-13). Every step then draws
-    from the D^2 distribution of the remaining data given the prefix, so the result
-    has exactly the distribution of K-means++ rerun on the remaining data
-    (MUFC Lemma 5.1).
+    ``fit`` draws ``n_clusters`` seeds by D² sampling (K-means++). ``unlearn``
+    forgets rows as if they had never been there: if no forgotten row is a seed
+    the seeds stay (Alg. 3, line 2); otherwise the seeds drawn before the first
+    forgotten one are kept and the rest are drawn again by D² sampling on the
+    remaining rows (lines 5-13). Every step then draws from the D² distribution
+    of the remaining data given the prefix, so the result has exactly the
+    distribution of K-means++ rerun on the remaining data (MUFC Lemma 5.1).
 
-    With ``race_keys`` (the keys the seeding was drawn with, see
-    :func:`fedlib.cluster.draw_race_keys`) the new seeds equal, bit for bit,
-    ``kmeans_plusplus(X[keep], K, race_keys=race_keys[keep])``: unlearning is then
-    checkable against retraining exactly, not only in distribution. Without keys
-    the new draws come from ``random_state``.
+    With ``race_keys=True`` each seed is drawn by an exponential race on keys
+    fixed per row and step (:func:`fedlib.cluster.draw_race_keys`), and the
+    seeds after unlearning equal, bit for bit, those of
+    ``kmeans_plusplus(X[remaining], K, race_keys=keys[remaining])``:
+    unlearning is then checkable against retraining exactly.
 
     Parameters
     ----------
-    X : array-like of shape (n_samples, n_features)
-        The data the seeding was drawn from (before removal).
-    seed_indices : array-like of shape (n_clusters,)
-        Rows of ``X`` chosen as seeds, in draw order.
-    removed : array-like of int
-        Rows of ``X`` to forget; each must be a valid row, listed once.
-    race_keys : array-like of shape (n_samples, n_clusters), default=None
-        The exponential-race keys the seeding was drawn with, if any.
-    sample_weight : array-like of shape (n_samples,), default=None
-        The weights the seeding was drawn with; ones when ``None``.
+    n_clusters : int, default=8
+        K, the number of seeds.
+    race_keys : bool, default=True
+        Draw by exponential races on per-row keys (checkable bit for bit), or
+        by inverse-CDF sampling from ``random_state`` (exact in distribution).
     random_state : int, numpy.random.Generator or None, default=None
-        Used only without ``race_keys``.
+        Draws the keys (or the uniforms) of fitting and of every later redraw.
 
-    Returns
-    -------
-    SeedingUnlearning
-        The new seeds (rows of ``X[keep]``), ``keep``, the kept prefix and
-        whether a seed was drawn again.
-
-    Raises
-    ------
-    ValueError
-        If ``seed_indices`` are not distinct rows of ``X``, ``removed`` holds
-        an invalid or repeated row, or fewer than K rows remain.
+    Attributes
+    ----------
+    seed_indices_ : ndarray of int64, shape (n_clusters,)
+        The seeds, as rows of the ``X`` given to ``fit``, in draw order.
+    cluster_centers_ : ndarray of shape (n_clusters, n_features)
+        The seeds themselves.
+    n_features_in_ : int
+        Features of the data given to ``fit``.
+    fit_report_ : UnlearningReport
+        The seeding's time (as server time: the seeding is not federated).
 
     Notes
     -----
-    Costs O(R K) to check the seeds and, on a hit, O(n K d) for the new draws;
-    a single random removal hits a seed with probability K/n (MUFC Lemma F.1).
-    Used in :doc:`/notebooks/mufc/unlearning`.
+    Unlearning costs O(R K) to check the seeds and, on a hit, O(n K d) for the
+    new draws; a single random removal hits a seed with probability K/n (MUFC
+    Lemma F.1). Each request's report has ``details["reseeded"]`` and
+    ``details["n_kept_prefix"]`` (K when no seed was forgotten). MUFC's clients
+    run this kernel (:class:`MUFC`). Used in :doc:`/notebooks/mufc/unlearning`.
 
     References
     ----------
@@ -97,37 +78,105 @@ def unlearn_kmeans_plusplus(
 
     Examples
     --------
-    Removing a seed keeps the seeds drawn before it and redraws the rest;
+    Forgetting a seed keeps the seeds drawn before it and redraws the rest;
     with the same race keys the result is the seeding of the remaining data.
 
     >>> from fedlib.cluster import draw_race_keys, kmeans_plusplus
     >>> X = np.array([[0.0], [0.1], [5.0], [5.1], [9.0], [9.1]])
-    >>> keys = draw_race_keys(6, 3, random_state=0)
-    >>> _, seeds = kmeans_plusplus(X, 3, race_keys=keys)
-    >>> result = unlearn_kmeans_plusplus(X, seeds, [seeds[1]], race_keys=keys)
-    >>> result.reseeded, result.n_kept_prefix
+    >>> seeding = KMeansPlusPlus(3, random_state=0).fit(X)
+    >>> report = seeding.unlearn([seeding.seed_indices_[1]])
+    >>> report.details["reseeded"], report.details["n_kept_prefix"]
     (True, 1)
-    >>> _, retrained = kmeans_plusplus(X[result.keep], 3, race_keys=keys[result.keep])
-    >>> result.seed_indices.tolist() == retrained.tolist()
+    >>> keep = np.ones(6, dtype=bool)
+    >>> keep[report.forgotten_samples] = False
+    >>> keys = draw_race_keys(6, 3, random_state=0)  # the keys fit drew
+    >>> _, retrained = kmeans_plusplus(X[keep], 3, race_keys=keys[keep])
+    >>> np.flatnonzero(keep)[retrained].tolist() == seeding.seed_indices_.tolist()
     True
     """
-    X = check_array(X)
-    n = X.shape[0]
-    seeds = np.asarray(seed_indices, dtype=np.int64)
-    k = seeds.size
-    if seeds.ndim != 1 or k < 1 or seeds.min() < 0 or seeds.max() >= n or np.unique(seeds).size != k:
-        raise ValueError(f"seed_indices must be {k} distinct rows of X in [0, {n}).")
-    removed = np.asarray(removed, dtype=np.int64).ravel()
-    if removed.size and (removed.min() < 0 or removed.max() >= n):
-        bad = removed[(removed < 0) | (removed >= n)]
-        raise ValueError(f"cannot remove rows {bad.tolist()}: X has rows 0..{n - 1}.")
-    if np.unique(removed).size != removed.size:
-        raise ValueError("removed lists a row more than once.")
-    if n - removed.size < k:
-        raise ValueError(f"only {n - removed.size} rows remain after removal; need >= n_clusters={k}.")
-    weights = np.ones(n) if sample_weight is None else check_sample_weight(sample_weight, n)
-    keys = None if race_keys is None else check_race_keys(race_keys, n, k)
-    return _unlearn_seeding(X, seeds, removed, weights, keys, check_random_state(random_state))
+
+    unlearns = frozenset({"samples"})
+
+    def __init__(self, n_clusters: int = 8, *, race_keys: bool = True, random_state: SeedLike = None) -> None:
+        self.n_clusters = n_clusters
+        self.race_keys = race_keys
+        self.random_state = random_state
+
+    def fit(self, X, y=None, sample_weight=None) -> KMeansPlusPlus:
+        """Draw the seeds.
+
+        Parameters
+        ----------
+        X : array-like of shape (n_samples, n_features)
+            The points.
+        y : None
+            Ignored.
+        sample_weight : array-like of shape (n_samples,), default=None
+            Non-negative weights (ones when ``None``), kept for unlearning.
+
+        Returns
+        -------
+        KMeansPlusPlus
+            ``self``, fitted.
+
+        Raises
+        ------
+        ValueError
+            If ``n_clusters`` exceeds the number of points with positive weight.
+        """
+        start = time.perf_counter()
+        X = check_array(X)
+        n = X.shape[0]
+        self.n_features_in_ = X.shape[1]
+        k = check_n_clusters(self.n_clusters, n)
+        self._weights = check_sample_weight(sample_weight, n)
+        n_positive = int(np.count_nonzero(self._weights))
+        if n_positive < k:
+            raise ValueError(f"only {n_positive} points have positive sample_weight; need >= n_clusters={k}.")
+        self._rng = check_random_state(self.random_state)
+        self._keys = draw_race_keys(n, k, random_state=self._rng) if self.race_keys else None
+        self._X, self._ids = X, np.arange(n)
+        self._seeds = kmeans_plusplus_indices(
+            X, k, self._weights, self._rng, x_squared_norms=row_norms_squared(X), race_keys=self._keys
+        )
+        self._publish()
+        self.fit_report_ = UnlearningReport(server_refit=True, server_seconds=time.perf_counter() - start)
+        return self
+
+    def _publish(self) -> None:
+        self.seed_indices_ = self._ids[self._seeds]
+        self.cluster_centers_ = self._X[self._seeds].copy()
+
+    def _check_fitted_for_unlearning(self) -> None:
+        check_is_fitted(self, "seed_indices_")
+
+    def _held_samples(self) -> NDArrayInt:
+        return self._ids
+
+    def _held_clients(self) -> NDArrayInt:
+        return np.empty(0, dtype=np.int64)
+
+    def _unlearn(self, samples: NDArrayInt, clients: NDArrayInt) -> UnlearningReport:
+        """MUFC Alg. 3 on the rows still held."""
+        k = self._seeds.size
+        if self._ids.size - samples.size < k:
+            raise UnlearningRequestError(
+                f"only {self._ids.size - samples.size} rows would remain; need >= n_clusters={k}."
+            )
+        start = time.perf_counter()
+        rows = np.searchsorted(self._ids, samples)
+        outcome = _unlearn_seeding(self._X, self._seeds, rows, self._weights, self._keys, self._rng)
+        keep = outcome.keep
+        self._X, self._ids, self._weights = self._X[keep], self._ids[keep], self._weights[keep]
+        self._keys = None if self._keys is None else self._keys[keep]
+        self._seeds = outcome.seed_indices
+        self._publish()
+        return UnlearningReport(
+            forgotten_samples=tuple(samples.tolist()),
+            server_refit=outcome.reseeded,
+            server_seconds=time.perf_counter() - start,
+            details={"reseeded": outcome.reseeded, "n_kept_prefix": outcome.n_kept_prefix},
+        )
 
 
 def _unlearn_seeding(
@@ -137,8 +186,8 @@ def _unlearn_seeding(
     weights: np.ndarray,
     keys: np.ndarray | None,
     rng: np.random.Generator,
-) -> SeedingUnlearning:
-    """Kernel of :func:`unlearn_kmeans_plusplus`: prior validation is assumed.
+) -> _SeedingOutcome:
+    """MUFC Alg. 3 on a seeding of ``X`` (of :class:`KMeansPlusPlus` and MUFC's clients): inputs already checked.
 
     The check whether a seed was removed costs ``O(R K)``; only on a hit does
     the kernel touch the data (``O(n K d)`` for the new draws).
@@ -149,7 +198,7 @@ def _unlearn_seeding(
     keep[removed] = False
     new_position = np.cumsum(keep) - 1
     if hit.size == 0:  # MUFC Alg. 3, line 2: no seed removed, model unchanged
-        return SeedingUnlearning(new_position[seeds], keep, k, reseeded=False)
+        return _SeedingOutcome(new_position[seeds], keep, k, reseeded=False)
     i = int(hit[0])  # line 5: length of the untouched prefix
     X_rest = X[keep]
     indices = kmeans_plusplus_indices(
@@ -161,4 +210,4 @@ def _unlearn_seeding(
         race_keys=None if keys is None else keys[keep],
         prefix=new_position[seeds[:i]],
     )
-    return SeedingUnlearning(indices, keep, i, reseeded=True)
+    return _SeedingOutcome(indices, keep, i, reseeded=True)

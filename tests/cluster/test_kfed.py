@@ -17,7 +17,7 @@ from fedlib.data import k_prime_partition, make_blobs, make_gaussian_mixture, no
 def test_kfed_with_k_prime_and_server_lloyd_recovers_separated_clusters(k_prime, global_random_seed):
     ds = make_gaussian_mixture(2000, 10, 4, cluster_std=0.5, random_state=global_random_seed)
     parts = k_prime_partition(ds.y, 10, k_prime, random_state=global_random_seed)
-    fit = KFED(4, n_local_clusters=k_prime, server_max_iter=300, random_state=global_random_seed).fit(ds.X, parts)
+    fit = KFED(4, n_local_clusters=k_prime, server_max_iter=300, random_state=global_random_seed).fit(ds.X, parts=parts)
     assert fit.labels_.shape == (2000,)
     assert clustering_accuracy(ds.y, fit.labels_) == 1.0
     # labels are the nearest final server centre of each row
@@ -30,8 +30,8 @@ def test_kfed_default_is_farthest_point_init_then_one_lloyd_step():
     """MUFC's adapted K-FED: the default server step is a single Lloyd step from cleanup-max's initialisation."""
     X, y = make_blobs((200, 150, 100, 50), 5, cluster_std=0.2, random_state=2)
     parts = non_iid_partition(y, 10, max_clusters_per_client=2, random_state=2)
-    fit = KFED(4, n_local_clusters=2, random_state=2).fit(X, parts)
-    again = KFED(4, n_local_clusters=2, server_max_iter=1, random_state=2).fit(X, parts)
+    fit = KFED(4, n_local_clusters=2, random_state=2).fit(X, parts=parts)
+    again = KFED(4, n_local_clusters=2, server_max_iter=1, random_state=2).fit(X, parts=parts)
     np.testing.assert_array_equal(fit.server_centers_, again.server_centers_)
     # independent recomputation of the server step from the devices' centres
     local = fit.client_centers_
@@ -50,8 +50,8 @@ def test_kfed_server_lloyd_to_convergence_never_worse_on_the_pool():
     """More server Lloyd iterations cannot raise the K-means objective of the pooled local centres."""
     X, y = make_blobs((200, 150, 100, 50), 5, cluster_std=0.3, random_state=4)
     parts = non_iid_partition(y, 10, max_clusters_per_client=2, random_state=4)
-    one = KFED(4, random_state=4).fit(X, parts)
-    many = KFED(4, server_max_iter=300, random_state=4).fit(X, parts)
+    one = KFED(4, random_state=4).fit(X, parts=parts)
+    many = KFED(4, server_max_iter=300, random_state=4).fit(X, parts=parts)
     pool = np.vstack(one.client_centers_)
     for a, b in zip(one.client_centers_, many.client_centers_, strict=True):
         np.testing.assert_array_equal(a, b)  # the devices do the same work
@@ -64,13 +64,13 @@ def test_kfed_rejects_too_few_local_centres_and_bad_server_iterations():
     with pytest.raises(
         ValueError, match=r"n_local_clusters \* n_clients >= n_clusters.*n_local_clusters=1, n_clients=3"
     ):
-        KFED(4, n_local_clusters=1).fit(X, parts)
+        KFED(4, n_local_clusters=1).fit(X, parts=parts)
     with pytest.raises(ValueError, match="server_max_iter=0 should be >= 1"):
-        KFED(4, n_local_clusters=2, server_max_iter=0).fit(X, parts)
+        KFED(4, n_local_clusters=2, server_max_iter=0).fit(X, parts=parts)
     with pytest.raises(ValueError, match="n_local_clusters=0 should be >= 1"):
-        KFED(4, n_local_clusters=0).fit(X, parts)
+        KFED(4, n_local_clusters=0).fit(X, parts=parts)
     with pytest.raises(TypeError, match="n_local_clusters must be an int"):
-        KFED(4, n_local_clusters=2.5).fit(X, parts)
+        KFED(4, n_local_clusters=2.5).fit(X, parts=parts)
     with pytest.raises(NotFittedError):
         KFED(4).predict(X)
 
@@ -80,8 +80,8 @@ def test_kfed_finds_separated_clusters_with_k_prime_local_clusters():
     X, y = make_blobs((200, 150, 100, 50), 5, cluster_std=0.05, random_state=1)
     parts = non_iid_partition(y, 10, max_clusters_per_client=2, random_state=1)
     phi = KMeans(4, n_init=10, random_state=0).fit(X).inertia_
-    a = KFED(4, n_local_clusters=2, random_state=0).fit(X, parts)
-    b = KFED(4, n_local_clusters=2, random_state=0).fit(X, parts)
+    a = KFED(4, n_local_clusters=2, random_state=0).fit(X, parts=parts)
+    b = KFED(4, n_local_clusters=2, random_state=0).fit(X, parts=parts)
     np.testing.assert_array_equal(a.server_centers_, b.server_centers_)
     assert a.federated_loss_ / phi < 1.5
     assert a.federated_loss_ >= kmeans_objective(X, a.server_centers_) - 1e-9
@@ -91,7 +91,7 @@ def test_kfed_federated_loss_is_the_induced_loss_of_its_centres(global_random_se
     """Each point goes to its nearest local centre, that centre to its nearest server centre (MUFC Def. 3.1)."""
     X, y = make_blobs((120, 90, 60, 30), 4, cluster_std=0.4, random_state=global_random_seed)
     parts = non_iid_partition(y, 8, max_clusters_per_client=2, random_state=global_random_seed)
-    fit = KFED(4, n_local_clusters=2, random_state=global_random_seed).fit(X, parts)
+    fit = KFED(4, n_local_clusters=2, random_state=global_random_seed).fit(X, parts=parts)
     S = fit.server_centers_
     expected = 0.0
     for idx, C in zip(parts, fit.client_centers_, strict=True):
@@ -107,7 +107,7 @@ def test_kfed_device_with_fewer_than_k_prime_points_sends_its_points_and_fit_war
     X, _ = make_blobs((40, 40), 2, random_state=3)
     parts = [np.array([0, 1]), np.arange(2, 80)]
     with pytest.warns(UserWarning, match="KFED: 1 of 2 clients hold fewer points than n_local_clusters=3") as record:
-        fit = KFED(2, n_local_clusters=3, device_step=device_step, random_state=0).fit(X, parts)
+        fit = KFED(2, n_local_clusters=3, device_step=device_step, random_state=0).fit(X, parts=parts)
     assert len(record) == 1
     assert "the smallest holds 2" in str(record[0].message)
     assert record[0].filename == __file__
@@ -121,9 +121,9 @@ def test_kfed_warns_about_small_devices_against_n_local_clusters_not_n_clusters(
     parts = [np.arange(0, 2), np.arange(2, 60), np.arange(60, 120)]
     with warnings.catch_warnings():
         warnings.simplefilter("error", UserWarning)
-        KFED(3, n_local_clusters=2, random_state=0).fit(X, parts)  # 2 points, k' = 2: no warning
+        KFED(3, n_local_clusters=2, random_state=0).fit(X, parts=parts)  # 2 points, k' = 2: no warning
     with pytest.warns(UserWarning, match="1 of 3 clients hold fewer points than n_local_clusters=3"):
-        KFED(3, random_state=0).fit(X, parts)  # k' defaults to K = 3
+        KFED(3, random_state=0).fit(X, parts=parts)  # k' defaults to K = 3
 
 
 def _capture_subspace(monkeypatch):
@@ -185,9 +185,9 @@ def test_both_device_steps_give_valid_reproducible_centres(device_step, global_r
     ds = make_gaussian_mixture(600, 12, 4, cluster_std=0.5, random_state=global_random_seed)
     parts = k_prime_partition(ds.y, 6, 2, random_state=global_random_seed)
     params = {"n_local_clusters": 2, "server_max_iter": 300, "device_step": device_step}
-    a = KFED(4, **params, random_state=global_random_seed).fit(ds.X, parts)
+    a = KFED(4, **params, random_state=global_random_seed).fit(ds.X, parts=parts)
     a_centres, a_local, a_loss = a.server_centers_, a.client_centers_, a.federated_loss_
-    b = KFED(4, **params, random_state=global_random_seed).fit(ds.X, parts)
+    b = KFED(4, **params, random_state=global_random_seed).fit(ds.X, parts=parts)
     np.testing.assert_array_equal(a_centres, b.server_centers_)
     for p, q in zip(a_local, b.client_centers_, strict=True):
         np.testing.assert_array_equal(p, q)
@@ -204,8 +204,8 @@ def test_the_two_device_steps_differ_when_the_projection_is_not_a_rotation():
     for seed in range(3):
         X, y = make_blobs((60, 60, 60, 60, 60), 20, cluster_std=1.5, random_state=seed)
         parts = non_iid_partition(y, 4, max_clusters_per_client=3, random_state=seed)
-        full = KFED(5, n_local_clusters=3, random_state=seed).fit(X, parts)
-        authors = KFED(5, n_local_clusters=3, device_step="authors", random_state=seed).fit(X, parts)
+        full = KFED(5, n_local_clusters=3, random_state=seed).fit(X, parts=parts)
+        authors = KFED(5, n_local_clusters=3, device_step="authors", random_state=seed).fit(X, parts=parts)
         differ += full.federated_loss_ != pytest.approx(authors.federated_loss_, rel=1e-6)
     assert differ >= 2
 
@@ -214,8 +214,8 @@ def test_the_two_device_steps_coincide_when_k_prime_reaches_the_dimension():
     """With k' >= d the rank-k' projection is a rotation: the projected means are the full-space means."""
     X, y = make_blobs((80, 60, 40), 3, cluster_std=0.6, random_state=1)
     parts = non_iid_partition(y, 3, max_clusters_per_client=2, random_state=1)
-    full = KFED(3, n_local_clusters=3, random_state=1).fit(X, parts)
-    authors = KFED(3, n_local_clusters=3, device_step="authors", random_state=1).fit(X, parts)
+    full = KFED(3, n_local_clusters=3, random_state=1).fit(X, parts=parts)
+    authors = KFED(3, n_local_clusters=3, device_step="authors", random_state=1).fit(X, parts=parts)
     for p, q in zip(full.client_centers_, authors.client_centers_, strict=True):
         np.testing.assert_allclose(p, q, rtol=1e-9, atol=1e-12)
 
@@ -224,8 +224,8 @@ def test_induced_last_assignment_charges_each_local_centre_to_its_initial_server
     """MUFC's code scores K-FED with the one server Lloyd step's assignment, not the nearest final centre."""
     X, y = make_blobs((120, 90, 60, 30), 4, cluster_std=0.8, random_state=global_random_seed)
     parts = non_iid_partition(y, 8, max_clusters_per_client=2, random_state=global_random_seed)
-    nearest = KFED(4, random_state=global_random_seed).fit(X, parts)
-    last = KFED(4, induced="last_assignment", random_state=global_random_seed).fit(X, parts)
+    nearest = KFED(4, random_state=global_random_seed).fit(X, parts=parts)
+    last = KFED(4, induced="last_assignment", random_state=global_random_seed).fit(X, parts=parts)
     np.testing.assert_array_equal(nearest.server_centers_, last.server_centers_)
     pool = np.vstack(last.client_centers_)
     init = pool[:4]  # device 0's K centres: cleanup-max adds none
@@ -243,8 +243,9 @@ def test_induced_last_assignment_charges_each_local_centre_to_its_initial_server
 def test_induced_choices_agree_once_server_lloyd_has_converged():
     X, y = make_blobs((200, 150, 100, 50), 5, cluster_std=0.2, random_state=2)
     parts = non_iid_partition(y, 10, max_clusters_per_client=2, random_state=2)
-    nearest = KFED(4, n_local_clusters=2, server_max_iter=300, random_state=2).fit(X, parts)
-    last = KFED(4, n_local_clusters=2, server_max_iter=300, induced="last_assignment", random_state=2).fit(X, parts)
+    nearest = KFED(4, n_local_clusters=2, server_max_iter=300, random_state=2).fit(X, parts=parts)
+    last = KFED(4, n_local_clusters=2, server_max_iter=300, induced="last_assignment", random_state=2)
+    last.fit(X, parts=parts)
     assert last.federated_loss_ == pytest.approx(nearest.federated_loss_, rel=1e-12)
 
 
@@ -252,9 +253,9 @@ def test_kfed_rejects_unknown_device_step_and_induced():
     X, _ = make_blobs((20, 20), 2, random_state=0)
     parts = [np.arange(20), np.arange(20, 40)]
     with pytest.raises(ValueError, match=r"device_step='projected' should be one of \('full_space', 'authors'\)"):
-        KFED(2, device_step="projected").fit(X, parts)
+        KFED(2, device_step="projected").fit(X, parts=parts)
     with pytest.raises(ValueError, match=r"induced='own_sample' should be one of \('nearest', 'last_assignment'\)"):
-        KFED(2, induced="own_sample").fit(X, parts)
+        KFED(2, induced="own_sample").fit(X, parts=parts)
 
 
 def test_one_third_rule_matches_its_definition():

@@ -116,7 +116,7 @@ def test_kmeans_predict_needs_fit_and_matching_features():
     with pytest.raises(NotFittedError):
         KMeans(2).predict(X)
     model = KMeans(2, n_init=1, random_state=0).fit(X)
-    with pytest.raises(ValueError, match="n_features=3, the model was fitted with 2"):
+    with pytest.raises(ValueError, match="X has 3 features, but KMeans is expecting 2 features as input"):
         model.predict(np.zeros((1, 3)))
 
 

@@ -175,7 +175,7 @@ def test_secfc_seed_distances_reveal_the_data_up_to_rigid_motion():
     X = centers[y] + rng.normal(0, 1.5, size=(200, 2))
     m, d = X.shape
 
-    model = SecFC(4, random_state=0).fit(X, iid_partition(m, 5, random_state=0))
+    model = SecFC(4, random_state=0).fit(X, parts=iid_partition(m, 5, random_state=0))
     seeds = model.run_.seeds
     assert seeds is not None and len(set(seeds.tolist())) == 4
 

@@ -42,7 +42,7 @@ def test_secfc_equals_quantized_lloyd_at_every_iteration(n, ell, d, k, std, init
     parts = iid_partition(60, n, random_state=seed)
     model = SecFC(
         k, n_segments=ell, n_colluders=t, n_responders=n_responders, init=init, max_iter=30, random_state=seed
-    ).fit(X, parts)
+    ).fit(X, parts=parts)
     reference = centralized_lloyd(X, k, scale=model.scale_, init=init, max_iter=30, random_state=seed)
     assert len(model.history_) == len(reference.history)
     for ours, theirs in zip(model.history_, reference.history, strict=True):
@@ -53,7 +53,8 @@ def test_secfc_equals_quantized_lloyd_at_every_iteration(n, ell, d, k, std, init
 
 def test_decoded_distances_equal_python_integers():
     X, _ = _blobs(40, 5, 3, 2.0, 0)
-    model = SecFC(3, n_colluders=2, scale=7.0, max_iter=1, random_state=0).fit(X, iid_partition(40, 6, random_state=0))
+    model = SecFC(3, n_colluders=2, scale=7.0, max_iter=1, random_state=0)
+    model.fit(X, parts=iid_partition(40, 6, random_state=0))
     labels = model.history_[0]
     Xq = quantize(X, 7.0).astype(object)
     expected = np.empty((40, 3), dtype=object)
@@ -68,8 +69,8 @@ def test_decoded_distances_equal_python_integers():
 def test_membership_privacy_gives_the_same_clustering():
     X, _ = _blobs(120, 6, 3, 1.0, 1)
     parts = iid_partition(120, 7, random_state=1)
-    plain = SecFC(3, random_state=4).fit(X, parts)
-    private = SecFC(3, membership_privacy=True, random_state=4).fit(X, parts)
+    plain = SecFC(3, random_state=4).fit(X, parts=parts)
+    private = SecFC(3, membership_privacy=True, random_state=4).fit(X, parts=parts)
     for a, b in zip(plain.history_, private.history_, strict=True):
         np.testing.assert_array_equal(a, b)
 
@@ -78,7 +79,7 @@ def test_result_is_invariant_to_partition_and_code_parameters():
     X, _ = _blobs(200, 8, 4, 3.0, 2)
     runs = [
         SecFC(4, n_segments=ell, n_colluders=t, scale=20.0, random_state=9).fit(
-            X, iid_partition(200, n, random_state=n)
+            X, parts=iid_partition(200, n, random_state=n)
         )
         for n, ell, t in [(5, 1, 1), (10, 1, 4), (11, 2, 3), (16, 3, 5)]
     ]
@@ -88,7 +89,7 @@ def test_result_is_invariant_to_partition_and_code_parameters():
 
 def test_revealed_centers_are_the_quantized_means():
     X, _ = _blobs(150, 9, 3, 1.0, 3)
-    model = SecFC(3, n_segments=2, n_colluders=2, scale=30.0, random_state=0).fit(X, iid_partition(150, 8))
+    model = SecFC(3, n_segments=2, n_colluders=2, scale=30.0, random_state=0).fit(X, parts=iid_partition(150, 8))
     Xq = quantize(X, 30.0)
     expected = np.array([Xq[model.labels_ == h].sum(axis=0) / (30.0 * np.sum(model.labels_ == h)) for h in range(3)])
     np.testing.assert_array_equal(model.reveal_centers(), expected)
@@ -113,13 +114,13 @@ def test_revealed_centers_are_the_quantized_means():
 def test_bad_parameters_raise(kwargs, n, error, match):
     X, _ = _blobs(100, 4, 2, 1.0, 0)
     with pytest.raises(error, match=match):
-        SecFC(2, random_state=0, **kwargs).fit(X, iid_partition(100, n, random_state=0))
+        SecFC(2, random_state=0, **kwargs).fit(X, parts=iid_partition(100, n, random_state=0))
 
 
 def test_runtime_check_refuses_an_overflowing_scale_before_the_round():
     X, _ = _blobs(500, 20, 4, 1.0, 0)
     with pytest.raises(FieldOverflowError, match=r"\|S_h\| = 125 points: at scale λ=100000.0.*at most 3 points"):
-        SecFC(4, scale=1e5, check_overflow="runtime", random_state=0).fit(X, iid_partition(500, 10))
+        SecFC(4, scale=1e5, check_overflow="runtime", random_state=0).fit(X, parts=iid_partition(500, 10))
 
 
 def test_default_colluders():
@@ -133,7 +134,7 @@ def test_default_colluders():
 def test_fitted_model_keeps_no_shares_and_reveals_the_quantized_means():
     """Beyond its run record the fitted model holds less than one client's share of the data (pickled size)."""
     X, _ = _blobs(300, 24, 3, 1.0, 7)
-    model = SecFC(3, n_colluders=2, scale=25.0, random_state=1).fit(X, iid_partition(300, 9))
+    model = SecFC(3, n_colluders=2, scale=25.0, random_state=1).fit(X, parts=iid_partition(300, 9))
     one_share = 300 * 24 * 8  # bytes of one client's (m, d) int64 share matrix
     assert len(pickle.dumps(model)) - len(pickle.dumps(model.run_)) < one_share
     centres = model.reveal_centers()
@@ -146,7 +147,7 @@ def test_fitted_model_keeps_no_shares_and_reveals_the_quantized_means():
 def test_round_records_are_consistent(init):
     """One record per oracle call: k seed rounds (K-means++ only), then one per Lloyd round; no timing asserted."""
     X, _ = _blobs(120, 4, 3, 1.0, 5)
-    model = SecFC(3, n_colluders=1, n_responders=5, init=init, random_state=2).fit(X, iid_partition(120, 6))
+    model = SecFC(3, n_colluders=1, n_responders=5, init=init, random_state=2).fit(X, parts=iid_partition(120, 6))
     n_seed_rounds = 3 if init == "kmeans++" else 0
     assert model.n_seed_rounds_ == n_seed_rounds
     rounds = n_seed_rounds + model.n_iter_
@@ -208,7 +209,7 @@ def test_no_colluders_means_no_privacy_and_is_refused():
     X = make_blobs([30, 30], 2, random_state=0)[0]
     parts = iid_partition(60, 5, random_state=0)
     with pytest.raises(ValueError, match="t = 0 gives no privacy"):
-        SecFC(n_clusters=2, n_colluders=0, random_state=0).fit(X, parts)
+        SecFC(n_clusters=2, n_colluders=0, random_state=0).fit(X, parts=parts)
 
 
 # --- issue 11, item 3: a wrapped-around d' must never be used -------------------------------------------------
@@ -236,14 +237,14 @@ def test_runtime_check_refuses_a_round_whose_distances_could_wrap_around():
     X, labels = _wrap_example()
     parts = iid_partition(461, 5, random_state=0)
     with pytest.raises(FieldOverflowError, match=r"cluster 1 has \|S_h\| = 455 points.*λ=1\.0.*q/2 = 562949953421298"):
-        SecFC(2, scale=1.0, check_overflow="runtime", init=labels, max_iter=1, random_state=0).fit(X, parts)
+        SecFC(2, scale=1.0, check_overflow="runtime", init=labels, max_iter=1, random_state=0).fit(X, parts=parts)
 
 
 def test_bound_check_refuses_the_wrap_example_naming_the_scale_and_q():
     X, labels = _wrap_example()
     parts = iid_partition(461, 5, random_state=0)
     with pytest.raises(FieldOverflowError, match=r"scale λ=1\.0 can overflow GF\(1125899906842597\).*largest safe λ"):
-        SecFC(2, scale=1.0, init=labels, max_iter=1, random_state=0).fit(X, parts)
+        SecFC(2, scale=1.0, init=labels, max_iter=1, random_state=0).fit(X, parts=parts)
 
 
 def test_runtime_check_allows_a_larger_scale_and_stays_exact():
@@ -253,8 +254,8 @@ def test_runtime_check_allows_a_larger_scale_and_stays_exact():
     radius = float(np.max(np.linalg.norm(X, axis=1)))
     scale = 1.8 * max_safe_scale(800, 5, radius)  # certified per round while every cluster has < 800/1.8 points
     with pytest.raises(FieldOverflowError, match="largest safe λ"):
-        SecFC(4, scale=scale, random_state=1).fit(X, parts)
-    model = SecFC(4, scale=scale, check_overflow="runtime", random_state=1).fit(X, parts)
+        SecFC(4, scale=scale, random_state=1).fit(X, parts=parts)
+    model = SecFC(4, scale=scale, check_overflow="runtime", random_state=1).fit(X, parts=parts)
     reference = centralized_lloyd(X, 4, scale=scale, random_state=1)
     for ours, theirs in zip(model.history_, reference.history, strict=True):
         np.testing.assert_array_equal(ours, theirs)
@@ -264,8 +265,8 @@ def test_a_radius_below_the_data_norm_is_refused():
     X, _ = _blobs(100, 4, 2, 1.0, 0)
     norm = float(np.max(np.linalg.norm(X, axis=1)))
     with pytest.raises(ValueError, match=r"radius=1\.0 is below the largest norm of the data"):
-        SecFC(2, radius=1.0, random_state=0).fit(X, iid_partition(100, 5, random_state=0))
-    assert SecFC(2, radius=norm, random_state=0).fit(X, iid_partition(100, 5, random_state=0)).radius_ == norm
+        SecFC(2, radius=1.0, random_state=0).fit(X, parts=iid_partition(100, 5, random_state=0))
+    assert SecFC(2, radius=norm, random_state=0).fit(X, parts=iid_partition(100, 5, random_state=0)).radius_ == norm
 
 
 # --- issue 11, item 4: the server's argmin is exact -----------------------------------------------------------
@@ -302,8 +303,8 @@ def test_coded_lloyd_step_is_exact_where_the_float_ratios_tie():
 
 def test_complex_data_is_refused():
     X, _ = _blobs(60, 3, 2, 1.0, 0)
-    with pytest.raises(TypeError, match="complex"):
-        SecFC(2, random_state=0).fit(X + 1j, iid_partition(60, 5, random_state=0))
+    with pytest.raises(ValueError, match="Complex data not supported"):
+        SecFC(2, random_state=0).fit(X + 1j, parts=iid_partition(60, 5, random_state=0))
 
 
 def test_all_zero_data_is_clustered_with_any_scale():
@@ -311,7 +312,7 @@ def test_all_zero_data_is_clustered_with_any_scale():
     X = np.zeros((30, 2))
     parts = iid_partition(30, 5, random_state=0)
     with pytest.warns(RuntimeWarning, match="fewer distinct"):
-        model = SecFC(2, random_state=0).fit(X, parts)
+        model = SecFC(2, random_state=0).fit(X, parts=parts)
     assert model.scale_ == 1.0 and model.radius_ == 0.0
     np.testing.assert_array_equal(model.run_.distances, 0)
     with pytest.warns(RuntimeWarning, match="fewer distinct"):
@@ -322,14 +323,14 @@ def test_huge_coordinates_get_a_finite_radius_and_a_tiny_scale():
     # issue 11, item 7: |x| ≈ 1e300 made ||x||² overflow to inf and max_safe_scale fail with "math domain error"
     X, _ = _blobs(60, 3, 2, 1.0, 0)
     parts = iid_partition(60, 5, random_state=0)
-    model = SecFC(2, random_state=0).fit(X * 1e300, parts)
+    model = SecFC(2, random_state=0).fit(X * 1e300, parts=parts)
     assert np.isfinite(model.radius_) and 0 < model.scale_ < 1e-290
-    reference = SecFC(2, random_state=0).fit(X, parts)
+    reference = SecFC(2, random_state=0).fit(X, parts=parts)
     np.testing.assert_array_equal(model.labels_, reference.labels_)  # the same grid, up to a factor of 1e300
     with pytest.raises(ValueError, match=r"radius=inf must be finite"):
-        SecFC(2, radius=np.inf, random_state=0).fit(X, parts)
+        SecFC(2, radius=np.inf, random_state=0).fit(X, parts=parts)
     with pytest.raises(ValueError, match=r"largest norm of the data overflows float64"):
-        SecFC(2, random_state=0).fit(np.full((60, 4), 1.5e308), parts)
+        SecFC(2, random_state=0).fit(np.full((60, 4), 1.5e308), parts=parts)
 
 
 # --- issue 11, item 8: quantization that collapses features ----------------------------------------------------
@@ -351,7 +352,7 @@ def test_a_collapsing_scale_warns_and_names_the_option():
 
     X, y, parts = _offset_problem()
     with pytest.warns(RuntimeWarning, match=r"collapses 10 of 10 features.*feature_scaling='center'.*'standardize'"):
-        model = SecFC(4, random_state=0).fit(X, parts)
+        model = SecFC(4, random_state=0).fit(X, parts=parts)
     assert clustering_accuracy(y, model.labels_) < 0.5  # every informative feature became one level
 
 
@@ -361,7 +362,7 @@ def test_ordinary_data_does_not_warn():
     X, _ = _blobs(300, 6, 3, 2.0, 0)
     with warnings.catch_warnings():
         warnings.simplefilter("error")
-        SecFC(3, random_state=0).fit(X, iid_partition(300, 6, random_state=0))
+        SecFC(3, random_state=0).fit(X, parts=iid_partition(300, 6, random_state=0))
 
 
 @pytest.mark.parametrize("feature_scaling", ["center", "standardize"])
@@ -373,7 +374,7 @@ def test_feature_scaling_recovers_the_accuracy(feature_scaling):
     X, y, parts = _offset_problem()
     with warnings.catch_warnings():
         warnings.simplefilter("error")
-        model = SecFC(4, feature_scaling=feature_scaling, random_state=0).fit(X, parts)
+        model = SecFC(4, feature_scaling=feature_scaling, random_state=0).fit(X, parts=parts)
     mean = X.mean(axis=0)
     divisor = X.std(axis=0) if feature_scaling == "standardize" else np.ones(10)
     np.testing.assert_array_equal(model.feature_offset_, mean)

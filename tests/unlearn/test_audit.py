@@ -8,7 +8,8 @@ import numpy as np
 import pytest
 from scipy.stats import chi2_contingency
 
-from fedlib.unlearn import audit_seeding_unlearning, shortcut_unlearn_kmeans_plusplus, unlearn_kmeans_plusplus
+from fedlib.unlearn import audit_seeding_unlearning, shortcut_unlearn_kmeans_plusplus
+from fedlib.unlearn._seeding import _unlearn_seeding
 
 ALPHA = 1e-3
 X_TWIN = np.array([[0.0], [0.05], [1.65], [2.05], [3.05], [4.9]])  # remove row 0, whose twin is row 1
@@ -50,7 +51,9 @@ def test_shortcuts_keep_the_surviving_seeds_and_exact_is_alg_3():
     out = shortcut_unlearn_kmeans_plusplus(X_TWIN, seeds, [0], strategy="keep_others_resample_one", random_state=0)
     assert out[:2].tolist() == [2, 4] and len(set(out.tolist())) == 3 and out.max() < 5
     exact = shortcut_unlearn_kmeans_plusplus(X_TWIN, seeds, [0], strategy="exact", random_state=7)
-    expected = unlearn_kmeans_plusplus(X_TWIN, seeds, [0], random_state=7).seed_indices
-    np.testing.assert_array_equal(exact, expected)
+    # the kernel of KMeansPlusPlus.unlearn (MUFC Alg. 3), with the same generator
+    expected = _unlearn_seeding(X_TWIN, seeds, np.array([0]), np.ones(len(X_TWIN)), None, np.random.default_rng(7))
+    np.testing.assert_array_equal(exact, expected.seed_indices)
+    assert expected.reseeded and expected.n_kept_prefix == 0
     with pytest.raises(ValueError, match="strategy"):
         shortcut_unlearn_kmeans_plusplus(X_TWIN, seeds, [0], strategy="magic")

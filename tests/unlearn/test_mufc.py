@@ -8,9 +8,11 @@ import numpy as np
 import pytest
 from sklearn.exceptions import NotFittedError
 
+from fedlib.base import UnlearningReport
 from fedlib.cluster import UniformGrid, draw_race_keys, kmeans_objective, kmeans_plusplus
 from fedlib.data import make_blobs, non_iid_partition
-from fedlib.unlearn import MUFC, RemovalReport
+from fedlib.exceptions import UnlearningRequestError
+from fedlib.unlearn import MUFC
 
 K = 4
 
@@ -31,8 +33,8 @@ def seed_ids(model: MUFC, X, client: int) -> list[int]:
 
 def test_scma_and_plaintext_aggregation_give_the_same_model(problem):
     X, parts = problem
-    secure = MUFC(K, aggregation="scma", random_state=3).fit(X, parts)
-    plain = MUFC(K, aggregation="plaintext", random_state=3).fit(X, parts)
+    secure = MUFC(K, aggregation="scma", random_state=3).fit(X, parts=parts)
+    plain = MUFC(K, aggregation="plaintext", random_state=3).fit(X, parts=parts)
     assert secure.counts_ == plain.counts_
     np.testing.assert_array_equal(secure.server_centers_, plain.server_centers_)
     assert sum(secure.counts_.values()) == len(X)
@@ -41,22 +43,22 @@ def test_scma_and_plaintext_aggregation_give_the_same_model(problem):
 
 def test_hashed_scma_gives_the_same_model_and_survives_a_removal(problem):
     X, parts = problem
-    hashed = MUFC(K, aggregation="scma-hashed", random_state=3).fit(X, parts)
-    plain = MUFC(K, aggregation="plaintext", random_state=3).fit(X, parts)
+    hashed = MUFC(K, aggregation="scma-hashed", random_state=3).fit(X, parts=parts)
+    plain = MUFC(K, aggregation="plaintext", random_state=3).fit(X, parts=parts)
     assert hashed.counts_ == plain.counts_ and hashed.scma_attempts_ == 1 and plain.scma_attempts_ == 0
     np.testing.assert_array_equal(hashed.server_centers_, plain.server_centers_)
     assert sum((Counter(v) for v in hashed.client_counts_), Counter()) == Counter(hashed.counts_)
     assert hashed.scma_params_.element_bits == 62
     ids = seed_ids(hashed, X, 0)[:1]
-    hashed.remove(0, ids)
-    plain.remove(0, ids)
+    hashed.unlearn(ids)
+    plain.unlearn(ids)
     assert hashed.counts_ == plain.counts_
 
 
 def test_federated_loss_is_the_induced_objective(problem):
     X, parts = problem
-    a = MUFC(K, aggregation="plaintext", random_state=5).fit(X, parts)
-    b = MUFC(K, aggregation="plaintext", random_state=5).fit(X, parts)
+    a = MUFC(K, aggregation="plaintext", random_state=5).fit(X, parts=parts)
+    b = MUFC(K, aggregation="plaintext", random_state=5).fit(X, parts=parts)
     assert a.federated_loss_ == b.federated_loss_
     ids, labels = a.induced_labels()
     assert np.array_equal(np.sort(ids), np.arange(len(X)))
@@ -72,7 +74,7 @@ def test_client_seeds_after_removals_equal_reseeding_the_remaining_data(problem,
     so K-means++ rerun on the remaining rows with the remaining keys must give the client's centres.
     """
     X, parts = problem
-    model = MUFC(K, aggregation="plaintext", random_state=global_random_seed).fit(X, parts)
+    model = MUFC(K, aggregation="plaintext", random_state=global_random_seed).fit(X, parts=parts)
     rng = np.random.default_rng(global_random_seed)
     reseeded = 0
     for step in range(40):
@@ -81,8 +83,9 @@ def test_client_seeds_after_removals_equal_reseeding_the_remaining_data(problem,
             continue
         # every fifth request removes a seed, so that re-seeding is exercised too
         pool = seed_ids(model, X, client) if step % 5 == 0 else model.client_ids(client)
-        report = model.remove(client, [int(rng.choice(pool))])
-        reseeded += bool(report.clients_reseeded)
+        report = model.unlearn([int(rng.choice(pool))])
+        assert report.clients_retrained in ((), (client,))
+        reseeded += bool(report.clients_retrained)
     streams = np.random.SeedSequence(global_random_seed).spawn(len(parts) + 2)
     for client, idx in enumerate(parts):
         keys = draw_race_keys(idx.size, min(K, idx.size), random_state=np.random.default_rng(streams[client]))
@@ -95,13 +98,13 @@ def test_client_seeds_after_removals_equal_reseeding_the_remaining_data(problem,
 def test_lazy_keeps_server_centres_when_no_seed_is_removed_and_strict_refits(problem):
     X, parts = problem
     for mode, expect_refit in (("lazy", False), ("strict", True)):
-        model = MUFC(K, aggregation="plaintext", server_update=mode, random_state=1).fit(X, parts)
+        model = MUFC(K, aggregation="plaintext", server_update=mode, random_state=1).fit(X, parts=parts)
         seeds = set(seed_ids(model, X, 0))
         victim = next(int(i) for i in model.client_ids(0) if int(i) not in seeds)
         before = model.server_centers_.copy()
-        report = model.remove(0, [victim])
-        assert not report.clients_reseeded
-        assert report.server_refit is expect_refit
+        report = model.unlearn([victim])
+        assert not report.clients_retrained
+        assert report.server_refit is expect_refit and report.exact is expect_refit
         assert np.array_equal(before, model.server_centers_) is (not expect_refit)
         assert victim not in set(model.client_ids(0).tolist())
         if mode == "strict":
@@ -110,48 +113,118 @@ def test_lazy_keeps_server_centres_when_no_seed_is_removed_and_strict_refits(pro
 
 def test_removing_a_seed_reseeds_the_client_and_refits(problem):
     X, parts = problem
-    model = MUFC(K, aggregation="plaintext", random_state=2).fit(X, parts)
-    report = model.remove(1, [seed_ids(model, X, 1)[0]])
-    assert isinstance(report, RemovalReport)
-    assert report.clients_reseeded == (1,) and report.server_refit
+    model = MUFC(K, aggregation="plaintext", random_state=2).fit(X, parts=parts)
+    victim = seed_ids(model, X, 1)[0]
+    report = model.unlearn([victim])
+    assert isinstance(report, UnlearningReport)
+    assert report.clients_retrained == (1,) and report.server_refit and report.exact and report.rounds == 1
+    assert report.forgotten_samples == (victim,) and report.forgotten_clients == () and report.details["left"] == ()
 
 
-def test_remove_clients_drops_their_counts(problem):
+def test_unlearning_clients_drops_their_counts(problem):
     X, parts = problem
-    model = MUFC(K, aggregation="scma", random_state=2).fit(X, parts)
-    model.remove_clients([0, 3])
+    model = MUFC(K, aggregation="scma", random_state=2).fit(X, parts=parts)
+    report = model.unlearn(clients=[3, 0])
+    assert report.forgotten_clients == (0, 3) and report.forgotten_samples == () and report.details["left"] == ()
+    assert report.clients_retrained == () and report.client_seconds == 0.0  # a client that leaves computes nothing
+    assert report.server_refit and report.exact and report.rounds == 1 and report.bytes_sent > 0
     assert sum(model.counts_.values()) == len(X) - len(parts[0]) - len(parts[3])
     assert model.client_size(0) == 0 and model.client_centers_[0] is None
-    with pytest.raises(ValueError, match="already removed"):
-        model.remove(0, [int(parts[0][0])])
+    with pytest.raises(UnlearningRequestError, match="not held"):
+        model.unlearn([int(parts[0][0])])
+    with pytest.raises(UnlearningRequestError, match="already forgotten"):
+        model.unlearn(clients=[0])
+
+
+def test_one_request_may_span_several_clients(problem):
+    """Samples are global row ids: the model finds the clients holding them, each unlearns its own (Alg. 3), and
+    one aggregation follows. The clients end as they would after one request per client (their keys fix them)."""
+    X, parts = problem
+    model = MUFC(K, aggregation="plaintext", server_update="strict", random_state=2).fit(X, parts=parts)
+    one_by_one = MUFC(K, aggregation="plaintext", server_update="strict", random_state=2).fit(X, parts=parts)
+    seeds_2 = set(seed_ids(model, X, 2))
+    plain_2 = next(int(i) for i in model.client_ids(2) if int(i) not in seeds_2)
+    request = [plain_2, seed_ids(model, X, 1)[0], seed_ids(model, X, 0)[0]]
+    sizes = [model.client_size(c) for c in range(len(parts))]
+    report = model.unlearn(request)
+    assert report.forgotten_samples == tuple(sorted(request)) and report.details["left"] == ()
+    assert report.clients_retrained == (0, 1)  # client 2 lost no seed: Alg. 3, line 2
+    assert report.rounds == 1 and report.server_refit
+    assert [model.client_size(c) for c in range(len(parts))] == [s - (c < 3) for c, s in enumerate(sizes)]
+    assert sum(model.counts_.values()) == len(X) - 3
+    for victim in request:
+        one_by_one.unlearn([victim])
+    assert model.counts_ == one_by_one.counts_
+    for mine, theirs in zip(model.client_centers_, one_by_one.client_centers_, strict=True):
+        np.testing.assert_array_equal(mine, theirs)
+
+
+def test_a_request_taking_a_clients_last_rows_removes_the_client(problem):
+    """Forgetting every row a client holds forgets the client (q^(l) <- 0): ``details["left"]`` names it."""
+    X, parts = problem
+    model = MUFC(K, aggregation="plaintext", random_state=2).fit(X, parts=parts)
+    whole = MUFC(K, aggregation="plaintext", random_state=2).fit(X, parts=parts)
+    other = int(parts[1][0])
+    request = np.append(parts[4], other)
+    report = model.unlearn(request)
+    assert report.details["left"] == (4,) and report.forgotten_clients == ()
+    assert report.forgotten_samples == tuple(sorted(request.tolist())) and 4 not in report.clients_retrained
+    assert report.server_refit and report.exact and report.rounds == 1
+    assert model.client_size(4) == 0 and model.client_ids(4).size == 0 and model.client_centers_[4] is None
+    assert sum(model.counts_.values()) == len(X) - len(parts[4]) - 1
+    # the same clients as forgetting client 4 as a whole, then the other row
+    whole.unlearn(clients=[4])
+    whole.unlearn([other])
+    assert model.client_counts_ == whole.client_counts_  # (lazy: counts_ is aggregated only after a re-seeding)
+    for mine, theirs in zip(model.client_centers_, whole.client_centers_, strict=True):
+        np.testing.assert_array_equal(mine, theirs)
+    with pytest.raises(UnlearningRequestError, match="not held"):
+        model.unlearn(clients=[4])
 
 
 def test_removal_errors_are_clear(problem):
     X, parts = problem
     with pytest.raises(NotFittedError):
-        MUFC(K).remove(0, [0])
-    model = MUFC(K, aggregation="plaintext", random_state=0).fit(X, parts)
-    other = int(parts[1][0])
-    with pytest.raises(ValueError, match=rf"client 0 does not hold rows \[{other}\]"):
-        model.remove(0, [other])
+        MUFC(K).unlearn([0])
+    model = MUFC(K, aggregation="plaintext", random_state=0).fit(X, parts=parts)
     mine = int(parts[0][0])
-    model.remove(0, [mine])
-    with pytest.raises(ValueError, match="already removed"):
-        model.remove(0, [mine])
+    model.unlearn([mine])
+    with pytest.raises(UnlearningRequestError, match=rf"samples \[{mine}\] are not held .* already forgotten"):
+        model.unlearn([mine])
+    with pytest.raises(UnlearningRequestError, match=rf"samples \[{len(X)}\] are not held .* never fitted"):
+        model.unlearn([len(X)])
+    with pytest.raises(UnlearningRequestError, match="more than once"):
+        model.unlearn([int(parts[1][0])] * 2)
+    with pytest.raises(UnlearningRequestError, match="empty"):
+        model.unlearn([])
+    with pytest.raises(UnlearningRequestError, match="nothing to unlearn"):
+        model.unlearn()
+    with pytest.raises(UnlearningRequestError, match=r"clients \[99\] are not held"):
+        model.unlearn(clients=[99])
+    with pytest.raises(UnlearningRequestError, match="every client"):
+        model.unlearn(model.remaining_data()[0])
+    with pytest.raises(UnlearningRequestError, match="every client"):
+        model.unlearn(parts[7], clients=range(7))
+    with pytest.raises(ValueError, match="whole numbers"):
+        model.unlearn([3.7])
+    with pytest.raises(TypeError, match="integers"):
+        model.unlearn([True])
     with pytest.raises(ValueError, match="outside"):
-        model.remove(99, [mine])
+        model.client_size(99)
+    # the refused requests changed nothing
+    assert [model.client_size(c) for c in range(len(parts))] == [len(p) - (c == 0) for c, p in enumerate(parts)]
     with pytest.raises(ValueError, match="server_update"):
-        MUFC(K, server_update="eager").fit(X, parts)
+        MUFC(K, server_update="eager").fit(X, parts=parts)
     with pytest.raises(TypeError, match="server_n_init must be an int"):
-        MUFC(K, server_n_init=2.5).fit(X, parts)
+        MUFC(K, server_n_init=2.5).fit(X, parts=parts)
 
 
 def test_full_client_training_retrains_on_every_removal(problem):
     X, parts = problem
     model = MUFC(K, client_lloyd=True, server_data="weighted_centers", aggregation="plaintext", random_state=0)
-    model.fit(X, parts)
-    report = model.remove(2, [int(parts[2][0])])
-    assert report.clients_reseeded == (2,)
+    model.fit(X, parts=parts)
+    report = model.unlearn([int(parts[2][0])])
+    assert report.clients_retrained == (2,)
     # weighted bin centres: the server's data are the occupied bins, weighted by the remaining counts
     assert sum(model.counts_.values()) == len(X) - 1
     assert model.federated_loss_ >= kmeans_objective(X[model.remaining_data()[0]], model.server_centers_) - 1e-9
@@ -176,13 +249,14 @@ def induced_loss_and_counts(model: MUFC, X, n_clients: int):
 
 def test_loss_and_counts_equal_their_definitions_after_removals(problem, global_random_seed):
     X, parts = problem
-    model = MUFC(K, aggregation="plaintext", server_update="strict", random_state=global_random_seed).fit(X, parts)
+    model = MUFC(K, aggregation="plaintext", server_update="strict", random_state=global_random_seed)
+    model.fit(X, parts=parts)
     loss, counts = induced_loss_and_counts(model, X, len(parts))
     assert model.counts_ == counts and model.federated_loss_ == pytest.approx(loss, rel=1e-9)
     rng = np.random.default_rng(global_random_seed)
     for client in (0, 3, 5):
-        model.remove(client, [int(rng.choice(model.client_ids(client)))])
-        model.remove(client, [seed_ids(model, X, client)[0]])  # re-seeds the client (MUFC Alg. 3)
+        model.unlearn([int(rng.choice(model.client_ids(client)))])
+        assert model.unlearn([seed_ids(model, X, client)[0]]).clients_retrained == (client,)  # MUFC Alg. 3
     loss, counts = induced_loss_and_counts(model, X, len(parts))
     assert model.counts_ == counts and sum(counts.values()) == len(X) - 6
     assert model.federated_loss_ == pytest.approx(loss, rel=1e-9)
@@ -190,21 +264,21 @@ def test_loss_and_counts_equal_their_definitions_after_removals(problem, global_
 
 def test_grid_is_built_with_mufc_default_step(problem):
     X, parts = problem
-    model = MUFC(K, aggregation="plaintext", random_state=0).fit(X, parts)
+    model = MUFC(K, aggregation="plaintext", random_state=0).fit(X, parts=parts)
     assert model.grid_.gamma == 1.0 / np.sqrt(len(X))
     expected = UniformGrid.from_data(X, 1.0 / np.sqrt(len(X)))
     assert model.grid_.shape == expected.shape and model.grid_.offset.tolist() == expected.offset.tolist()
     assert model.scma_params_ is None and model.n_clients_ == len(parts)
     report = model.fit_report_
-    assert report.clients_reseeded == () and report.server_refit
+    assert report.clients_retrained == () and report.server_refit and report.forgotten == "nothing (training)"
     assert report.seconds == report.client_seconds + report.server_seconds
 
 
 def test_own_sample_induction_uses_each_points_server_sample(problem):
     """induced="own_sample": a point's cluster is the server cluster of its own uniform sample, in its centre's bin."""
     X, parts = problem
-    a = MUFC(K, aggregation="plaintext", random_state=4).fit(X, parts)
-    b = MUFC(K, aggregation="plaintext", induced="own_sample", random_state=4).fit(X, parts)
+    a = MUFC(K, aggregation="plaintext", random_state=4).fit(X, parts=parts)
+    b = MUFC(K, aggregation="plaintext", induced="own_sample", random_state=4).fit(X, parts=parts)
     np.testing.assert_array_equal(a.server_centers_, b.server_centers_)  # same training
     ids_a, labels_a = a.induced_labels()
     ids_b, labels_b = b.induced_labels()
@@ -212,13 +286,13 @@ def test_own_sample_induction_uses_each_points_server_sample(problem):
     # a uniform sample in a bin goes where the bin centre goes unless a server boundary crosses the bin
     assert np.mean(labels_a == labels_b) > 0.95
     with pytest.raises(ValueError, match="own_sample"):
-        MUFC(K, induced="own_sample", server_data="weighted_centers").fit(X, parts)
+        MUFC(K, induced="own_sample", server_data="weighted_centers").fit(X, parts=parts)
 
 
 def test_fit_warns_once_about_clients_with_fewer_points_than_k():
     X, _ = make_blobs((30, 30), 2, random_state=2)
     parts = [np.arange(2), np.arange(2, 60)]
     with pytest.warns(UserWarning, match="MUFC: 1 of 2 clients hold fewer points than n_clusters=3") as record:
-        model = MUFC(3, aggregation="plaintext", random_state=0).fit(X, parts)
+        model = MUFC(3, aggregation="plaintext", random_state=0).fit(X, parts=parts)
     assert len(record) == 1
     assert len(model.client_centers_[0]) == 2

@@ -551,7 +551,7 @@ def unlearning_run(
     -------
     events : pandas.DataFrame
         One row per unlearning call: ``mode``, ``call``, ``users`` (requested), ``refused``, and the columns
-        of :meth:`fedlib.unlearn.UnlearningReport.as_row`.
+        of :meth:`fedlib.unlearn.ClusteredUnlearningReport.as_row`.
     curves : pandas.DataFrame
         ``mode``, ``call``, ``round``, ``vote accuracy``, ``mean cluster accuracy`` during each retraining.
     """
