@@ -100,8 +100,9 @@ class UnlearningMixin:
     """``unlearn(samples=..., clients=...)`` for estimators that forget: checks the request, then forgets.
 
     A subclass sets :attr:`unlearns` (what it can forget) and implements
-    ``_unlearn(samples, clients)``, which receives checked, sorted id arrays
-    and returns an :class:`UnlearningReport`. It also implements
+    ``_unlearn(samples, clients, **options)``, which receives checked, sorted
+    id arrays (and the method-specific options given to :meth:`unlearn`) and
+    returns an :class:`UnlearningReport`. It also implements
     ``_held_samples()`` and ``_held_clients()``: the rows and clients the
     fitted model still holds, against which requests are checked.
     """
@@ -109,8 +110,11 @@ class UnlearningMixin:
     #: What the method can forget: a subset of ``{"samples", "clients"}``.
     unlearns: frozenset[str] = frozenset({"samples", "clients"})
 
-    def unlearn(self, samples=None, *, clients=None) -> UnlearningReport:
+    def unlearn(self, samples=None, *, clients=None, **options) -> UnlearningReport:
         """Forget rows of the ``X`` given to ``fit``, whole clients, or both.
+
+        The request is checked first; only then are ``options`` looked at, by
+        the method.
 
         Parameters
         ----------
@@ -118,6 +122,10 @@ class UnlearningMixin:
             Row indices of the ``X`` given to ``fit``, each once.
         clients : array-like of int, optional
             Clients (0-based, in the order of ``fit``'s partition), each once.
+        **options : dict
+            Method-specific options, passed on to ``_unlearn``, e.g.
+            :class:`~fedlib.unlearn.ClusteredUnlearning`'s ``retrain``. A method
+            without options raises ``TypeError`` for any.
 
         Returns
         -------
@@ -137,7 +145,7 @@ class UnlearningMixin:
         clients = self._check_request(clients, "clients", self._held_clients)
         if samples.size == 0 and clients.size == 0:
             raise UnlearningRequestError("nothing to unlearn: give samples or clients.")
-        return self._unlearn(samples, clients)
+        return self._unlearn(samples, clients, **options)
 
     def _check_request(self, ids, kind: str, held) -> NDArrayInt:
         if ids is None:
@@ -166,7 +174,7 @@ class UnlearningMixin:
     def _held_clients(self) -> NDArrayInt:
         raise NotImplementedError
 
-    def _unlearn(self, samples: NDArrayInt, clients: NDArrayInt) -> UnlearningReport:
+    def _unlearn(self, samples: NDArrayInt, clients: NDArrayInt, **options) -> UnlearningReport:
         raise NotImplementedError
 
 

@@ -1,14 +1,19 @@
-"""The report of a training or unlearning request (fedlib/base.py): one record for every method that forgets."""
+"""The report of a training or unlearning request (fedlib/base.py): one record for every method that forgets.
+
+And the one verb's method-specific options, passed on to the method once the request is checked.
+"""
 
 from __future__ import annotations
 
 import dataclasses
 
+import numpy as np
 import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from fedlib.base import UnlearningReport
+from fedlib.base import UnlearningMixin, UnlearningReport
+from fedlib.exceptions import UnlearningRequestError
 
 times = st.floats(0, 1e4)
 ids = st.lists(st.integers(0, 10**6), unique=True, max_size=5).map(lambda v: tuple(sorted(v)))
@@ -72,3 +77,39 @@ def test_forgotten_text():
     both = UnlearningReport(forgotten_samples=(2, 5), forgotten_clients=(0,))
     assert both.forgotten == "samples (2, 5); clients (0,)"
     assert UnlearningReport(clients_retrained=(0, 1), server_refit=True).forgotten == "nothing (training)"
+
+
+class _WithOption(UnlearningMixin):
+    """A method that forgets rows 0..4 and takes one option, recording what reaches ``_unlearn``."""
+
+    unlearns = frozenset({"samples"})
+
+    def __init__(self):
+        self.calls = []
+
+    def _check_fitted_for_unlearning(self):
+        pass
+
+    def _held_samples(self):
+        return np.arange(5)
+
+    def _held_clients(self):
+        return np.empty(0, dtype=np.int64)
+
+    def _unlearn(self, samples, clients, *, flag=False):
+        self.calls.append((samples.tolist(), clients.tolist(), flag))
+        return UnlearningReport(forgotten_samples=tuple(samples.tolist()), details={"flag": flag})
+
+
+def test_options_reach_the_method_after_the_request_is_checked():
+    method = _WithOption()
+    assert method.unlearn([3, 1], flag=True).details == {"flag": True}
+    assert method.unlearn([2]).details == {"flag": False}
+    assert method.calls == [([1, 3], [], True), ([2], [], False)]
+    with pytest.raises(UnlearningRequestError, match="not held"):  # the request's checks come first
+        method.unlearn([9], flag=True)
+    with pytest.raises(UnlearningRequestError, match="cannot unlearn clients"):
+        method.unlearn(clients=[0], flag=True)
+    with pytest.raises(TypeError, match="no_such_option"):
+        method.unlearn([4], no_such_option=1)
+    assert len(method.calls) == 2

@@ -6,6 +6,10 @@ These estimators return a :class:`~fedlib.base.UnlearningReport` from ``unlearn`
   with exponential-race keys.
 - :class:`MUFC` (MUFC Alg. 1 and 4) and the DC-KM baseline :class:`DCKMeans`.
 - :class:`Retrain`: retraining any estimator from scratch, the exact baseline.
+- :class:`ClusteredUnlearning` (Liu et al. 2025, Alg. 1 and Fig. 1): users (the clients) split into random
+  clusters, FedAvg with secure aggregation inside each, a :func:`majority_vote` of the cluster
+  models, and exact unlearning of users by retraining only the affected clusters; requests past
+  Requirement 4 raise :class:`~fedlib.exceptions.UnlearningCapacityError`.
 
 Beside them:
 
@@ -17,18 +21,16 @@ Beside them:
   Requirements 1-4 over random clusterings (:func:`assign_clusters`, Alg. 1) and the retraining costs
   of Remark 1.
 
-Not yet on the contract (their data still go to the constructor, their reports are their own):
+Not yet on the contract (their reports are their own):
 
-- :class:`ClusteredUnlearning` (Liu et al. 2025, Alg. 1 and Fig. 1): users split into random
-  clusters, FedAvg with secure aggregation inside each, a :func:`majority_vote` of the cluster
-  models, and exact unlearning by retraining only the affected clusters; requests past
-  Requirement 4 raise :class:`~fedlib.exceptions.UnlearningCapacityError`.
 - :func:`federaser` (Liu et al., IWQoS 2021): approximate unlearning by calibrating the client
   updates an asynchronous server stored, the baseline of KNOT (Su & Li 2023), with one
-  :class:`CalibrationReport` per rebuilt cluster.
+  :class:`CalibrationReport` per rebuilt cluster;
+- KNOT's trainer, :class:`fedlib.learn.AsyncFederatedTrainer`, which erases clients by rolling back
+  their clusters.
 
-The last two train models with :mod:`fedlib.learn` (torch, the ``learn`` extra); they are imported when
-first used, so the rest of this package works on the core install.
+:class:`ClusteredUnlearning` and :func:`federaser` train models with :mod:`fedlib.learn` (torch, the ``learn``
+extra); they are imported when first used, so the rest of this package works on the core install.
 """
 
 import importlib
@@ -70,7 +72,6 @@ __all__ = [
     "AuditResult",
     "CalibrationReport",
     "ClusteredUnlearning",
-    "ClusteredUnlearningReport",
     "DCKMeans",
     "KMeansPlusPlus",
     "ParGenResult",
@@ -108,7 +109,6 @@ __all__ = [
 _NEEDS_TORCH = {
     "CalibrationReport": "_federaser",
     "ClusteredUnlearning": "_clustered",
-    "ClusteredUnlearningReport": "_clustered",
     "federaser": "_federaser",
 }
 

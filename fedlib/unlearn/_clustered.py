@@ -10,6 +10,10 @@ and without them, for as many rounds as the first training; the other
 cluster models do not change by a single bit. This is SISA's exact
 unlearning (Bourtoule et al. 2021) with one shard per cluster of users.
 
+The class follows fedlib's contract (:mod:`fedlib.base`): hyper-parameters in
+the constructor, the users' data in ``fit(X, y, parts=...)`` (the clients are
+the users), and ``unlearn(clients=...)`` to forget users.
+
 The paper leaves a few things open; the choices made here:
 
 - retraining "from scratch" re-initialises the cluster model from a fresh
@@ -19,7 +23,8 @@ The paper leaves a few things open; the choices made here:
   graph is rebuilt over the remaining users;
 - Requirement 4 is enforced at run time: a request that would take a cluster
   past ``⌊ζ k_i⌋`` unlearned users, or the system past ``max_requests``, is
-  refused before anything changes (:class:`UnlearningCapacityError`);
+  refused before anything changes (:class:`UnlearningCapacityError`), and so is
+  a request that would leave a cluster without users;
 - vote ties are broken by summed probabilities, then the lowest label.
 
 With ``cluster_size = N`` the same class is plain FedAvg over all users with
@@ -29,15 +34,14 @@ full retraining per request, the baseline Liu et al. do not run; with
 
 from __future__ import annotations
 
-from collections.abc import Sequence
-from dataclasses import dataclass, field
-
 import numpy as np
+from sklearn.base import BaseEstimator
 
-from fedlib._typing import SeedLike
-from fedlib._validation import check_option, check_scalar
+from fedlib._typing import NDArrayInt, SeedLike
+from fedlib._validation import check_is_fitted, check_option, check_scalar
 from fedlib._validation import child_sequence as _child
-from fedlib.exceptions import SecAggAbort, UnlearningCapacityError
+from fedlib.base import UnlearningMixin, UnlearningReport
+from fedlib.exceptions import SecAggAbort, UnlearningCapacityError, UnlearningRequestError
 from fedlib.learn import (
     FederatedTrainer,
     LocalSGD,
@@ -50,87 +54,22 @@ from fedlib.secagg import SecureAggregator
 from fedlib.unlearn._pargen import LEFTOVERS, _ceil_times, _floor_times, assign_clusters
 from fedlib.unlearn._voting import VoteResult, majority_vote
 
-
-@dataclass(frozen=True)
-class ClusteredUnlearningReport:
-    """What one unlearning call (one batch, or one request of a sequence) cost.
-
-    Parameters
-    ----------
-    requested : ndarray of int64
-        The unlearned users.
-    clusters : ndarray of int64
-        The clusters retrained (each once).
-    users_retrained : int
-        Users who took part in retraining: the remaining members of those clusters.
-    rounds : int
-        FedAvg rounds run per retrained cluster.
-    aborted_rounds : int
-        Retraining rounds whose secure aggregation aborted (too many dropouts).
-    train_seconds : float
-        Local training in the retraining, all clusters.
-    aggregate_seconds : float
-        Aggregation in the retraining, all clusters (secure: every party's compute).
-    bytes_sent : int
-        Users' uploads during the aggregations of the retraining.
-    accuracy : float or None
-        Majority-vote test accuracy after the call, if there is test data.
-    curve : list of dict
-        Per retraining round (every ``eval_every``): ``round``, ``vote accuracy``,
-        ``mean cluster accuracy``, ``tie rate`` (empty without test data).
-    """
-
-    requested: np.ndarray
-    clusters: np.ndarray
-    users_retrained: int
-    rounds: int
-    aborted_rounds: int
-    train_seconds: float
-    aggregate_seconds: float
-    bytes_sent: int
-    accuracy: float | None = None
-    curve: list[dict] = field(default_factory=list)
-
-    def as_row(self) -> dict:
-        """The report as scalars for a table.
-
-        Returns
-        -------
-        dict
-            ``requests``, ``clusters retrained``, ``users retrained``, ``rounds``,
-            ``aborted rounds``, ``train seconds``, ``aggregate seconds``,
-            ``MB sent`` and ``accuracy`` (NaN without test data).
-        """
-        return {
-            "requests": int(self.requested.size),
-            "clusters retrained": int(self.clusters.size),
-            "users retrained": self.users_retrained,
-            "rounds": self.rounds,
-            "aborted rounds": self.aborted_rounds,
-            "train seconds": self.train_seconds,
-            "aggregate seconds": self.aggregate_seconds,
-            "MB sent": self.bytes_sent / 1e6,
-            "accuracy": np.nan if self.accuracy is None else self.accuracy,
-        }
-
-
 #: Stream keys under the root seed: the clustering, and cluster i's model in generation g is (_CLUSTER, i, g).
 _CLUSTERING, _CLUSTER = 0, 1
 
 
-class ClusteredUnlearning:
+class ClusteredUnlearning(UnlearningMixin, BaseEstimator):
     """Clustered federated learning and exact unlearning with secure aggregation per cluster (Liu et al. 2025).
+
+    The clients of the contract (:mod:`fedlib.base`) are the paper's users:
+    ``fit(X, y, parts=...)`` gives user ``u`` the rows ``X[parts[u]]``, and
+    ``unlearn(clients=[...])`` forgets whole users; single rows cannot be
+    forgotten (:attr:`unlearns`).
 
     Parameters
     ----------
-    model : str or torch.nn.Module
+    model : str or torch.nn.Module, default="softmax"
         A :data:`fedlib.learn.MODELS` name or an architecture without buffers.
-    X : ndarray of float, shape (n_samples, ...)
-        All users' examples.
-    y : array-like of int, shape (n_samples,)
-        Labels.
-    users : sequence of array-like of int
-        User ``u``'s rows of ``X`` (user ids are positions in this list).
     cluster_size : int
         ``k``; ``s = ⌊N/k⌋`` clusters (e.g. :func:`pargen`'s ``k``). ``k = N`` is one global model.
     rounds : int
@@ -156,10 +95,8 @@ class ClusteredUnlearning:
         Each user drops out of each round with this probability (``δ`` of the simulation).
     leftovers : {"random", "round_robin"}, default="random"
         How the ``N − sk`` leftover users join clusters (Alg. 1 line 3).
-    test_data : (X_test, y_test), optional
-        Evaluated every ``eval_every`` rounds of training and retraining.
     eval_every : int, default=1
-        Rounds between evaluations.
+        Rounds between evaluations on the ``test_data`` given to :meth:`fit`.
     method : {"auto", "vmap", "loop"}, default="auto"
         Local-training path (:func:`fedlib.learn.train_clients`).
     random_state : int, numpy.random.SeedSequence or None, default=0
@@ -167,6 +104,10 @@ class ClusteredUnlearning:
 
     Attributes
     ----------
+    parts_ : list of ndarray of int64
+        User ``u``'s rows of the ``X`` given to :meth:`fit` (user ids are positions in this list).
+    model_ : torch.nn.Module
+        The architecture of every cluster model.
     clusters_ : list of ndarray of int64
         The user ids of each cluster as formed.
     members_ : list of ndarray of int64
@@ -176,37 +117,71 @@ class ClusteredUnlearning:
     generation_ : ndarray of int64
         How often each cluster model was (re)initialised: 0 before any unlearning.
     unlearned_ : list of int
-        Unlearned users, in request order.
+        Unlearned users, in request order (sorted within one request).
     history_ : list of dict
         Per evaluated round of the first training: ``round``, ``vote accuracy``,
         ``mean cluster accuracy``, ``min cluster accuracy``, ``max cluster accuracy``, ``tie rate``.
     round_ : int
-        Rounds run by :meth:`run` (and :meth:`fit`) so far.
+        Rounds run by :meth:`fit` and :meth:`run` so far.
+    n_features_in_ : int
+        Features per example (the product of ``X.shape[1:]``).
+    fit_report_ : UnlearningReport
+        The training run by :meth:`fit`: every user as retrained, ``rounds`` the
+        rounds run, ``client_seconds`` local training and ``aggregation_seconds``
+        aggregation (all clusters, summed), ``bytes_sent`` the users' uploads;
+        ``details`` holds ``clusters`` and ``aborted_rounds``.
 
-    Raises
-    ------
-    ValueError
-        For bad options, or a cluster too small for secure aggregation (fewer than 3 users).
+    Notes
+    -----
+    ``unlearn(clients=users)`` removes the users as one batch and retrains each
+    affected cluster once, from a fresh seed, for ``rounds`` rounds; a sequence
+    of single requests (the paper's sequential setting) is one call per user.
+    Its option ``retrain=False`` only removes the users and re-initialises
+    their clusters, which then train in later :meth:`run` calls (a request
+    during training). After the checks of :meth:`unlearn`, and before anything
+    changes, a request raises :class:`~fedlib.exceptions.UnlearningCapacityError`
+    if a cluster would lose more than ``⌊ζ k_i⌋`` users or the system more than
+    ``max_requests`` (Requirement 4), or a cluster would keep too few users for
+    its fixed threshold (Requirement 2), and
+    :class:`~fedlib.exceptions.UnlearningRequestError` if a cluster would keep
+    no user.
+
+    A request's report says what retraining the affected clusters cost:
+    ``forgotten_clients`` are the users, ``clients_retrained`` the remaining
+    members of the retrained clusters, ``rounds`` the rounds run per retrained
+    cluster, ``client_seconds`` local training and ``aggregation_seconds``
+    aggregation (secure: every party's compute), summed over the retrained
+    clusters, ``bytes_sent`` the users' uploads, and ``exact`` is ``True``: a
+    retrained cluster is the model its remaining users train from scratch
+    (:meth:`fresh_trainer`), and the other cluster models do not change.
+    ``server_refit`` says whether the affected clusters were retrained now.
+    ``details`` holds ``clusters`` (the retrained clusters), ``users_retrained``,
+    ``aborted_rounds`` (retraining rounds whose secure aggregation aborted),
+    ``accuracy`` (majority-vote test accuracy after the request, ``None``
+    without test data), ``curve`` (per retraining round, every ``eval_every``:
+    ``round``, ``vote accuracy``, ``mean cluster accuracy``, ``min cluster
+    accuracy``, ``max cluster accuracy``, ``tie rate``; empty without test data
+    or retraining) and ``retrain``; with ``retrain=False`` also a ``note`` that
+    retraining is deferred.
 
     Examples
     --------
     >>> rng = np.random.default_rng(0)
     >>> X, y = rng.random((120, 8), dtype=np.float32), rng.integers(0, 2, 120)
     >>> users = np.array_split(np.arange(120), 12)
-    >>> fu = ClusteredUnlearning("softmax", X, y, users, cluster_size=6, rounds=2, threshold_rate=0.5).fit()
+    >>> fu = ClusteredUnlearning("softmax", cluster_size=6, rounds=2, threshold_rate=0.5).fit(X, y, parts=users)
     >>> len(fu.clusters_), fu.thresholds, fu.generation_.tolist()
     (2, (3, 3), [0, 0])
-    >>> report = fu.unlearn([5])
-    >>> report.clusters.size, report.users_retrained, int(fu.generation_.sum())
+    >>> report = fu.unlearn(clients=[5])
+    >>> len(report.details["clusters"]), len(report.clients_retrained), int(fu.generation_.sum())
     (1, 5, 1)
     """
 
+    unlearns = frozenset({"clients"})
+
     def __init__(
         self,
-        model,
-        X,
-        y,
-        users: Sequence,
+        model="softmax",
         *,
         cluster_size: int,
         rounds: int,
@@ -220,92 +195,160 @@ class ClusteredUnlearning:
         max_requests: int | None = None,
         dropout: float = 0.0,
         leftovers: str = "random",
-        test_data: tuple | None = None,
         eval_every: int = 1,
         method: str = "auto",
         random_state: SeedLike = 0,
     ) -> None:
-        self.users = [np.asarray(rows, dtype=np.int64).ravel() for rows in users]
-        n_users = len(self.users)
-        self.cluster_size = check_scalar(cluster_size, "cluster_size (k)", "int", min_val=1, max_val=max(n_users, 1))
-        self.rounds = check_scalar(rounds, "rounds (R)", "int", min_val=1)
-        self.secure = bool(secure)
-        self.degree = None if degree is None else check_scalar(degree, "degree (m)", "int", min_val=2)
-        self.threshold_rate = check_scalar(
-            threshold_rate, "threshold_rate (ξ)", "real", min_val=0.0, max_val=1.0, include_min=False
+        self.model = model
+        self.cluster_size = cluster_size
+        self.rounds = rounds
+        self.local = local
+        self.secure = secure
+        self.degree = degree
+        self.threshold_rate = threshold_rate
+        self.share_holders = share_holders
+        self.clip = clip
+        self.removal_rate = removal_rate
+        self.max_requests = max_requests
+        self.dropout = dropout
+        self.leftovers = leftovers
+        self.eval_every = eval_every
+        self.method = method
+        self.random_state = random_state
+
+    def fit(self, X, y, *, parts, test_data: tuple | None = None, n_rounds: int | None = None) -> ClusteredUnlearning:
+        """Form the clusters (Alg. 1 lines 2-3) and train every cluster model, all clusters in step.
+
+        Parameters
+        ----------
+        X : ndarray of float, shape (n_samples, ...)
+            All users' examples.
+        y : array-like of int, shape (n_samples,)
+            Labels.
+        parts : sequence of array-like of int
+            User ``u``'s rows of ``X`` (user ids are positions in this list).
+        test_data : (X_test, y_test), optional
+            Evaluated every ``eval_every`` rounds of training and retraining.
+        n_rounds : int, optional
+            Train only this many rounds; continue with :meth:`run` (users may
+            leave in between, :meth:`unlearn` with ``retrain=False``). Default:
+            train until every cluster has run ``rounds`` rounds.
+
+        Returns
+        -------
+        ClusteredUnlearning
+            ``self``, fitted.
+
+        Raises
+        ------
+        ValueError
+            For bad options, or a cluster too small for secure aggregation (fewer than 3 users).
+        """
+        parts = [np.asarray(rows, dtype=np.int64).ravel() for rows in parts]
+        n_users = len(parts)
+        self._k = check_scalar(self.cluster_size, "cluster_size (k)", "int", min_val=1, max_val=max(n_users, 1))
+        self._rounds = check_scalar(self.rounds, "rounds (R)", "int", min_val=1)
+        self._secure = bool(self.secure)
+        self._degree = None if self.degree is None else check_scalar(self.degree, "degree (m)", "int", min_val=2)
+        self._threshold_rate = check_scalar(
+            self.threshold_rate, "threshold_rate (ξ)", "real", min_val=0.0, max_val=1.0, include_min=False
         )
-        self.share_holders = check_option(share_holders, "share_holders", ("all", "neighbors"))
-        self.clip = check_scalar(clip, "clip", "real", min_val=0.0, include_min=False)
-        self.removal_rate = (
+        self._share_holders = check_option(self.share_holders, "share_holders", ("all", "neighbors"))
+        self._clip = check_scalar(self.clip, "clip", "real", min_val=0.0, include_min=False)
+        self._removal_rate = (
             None
-            if removal_rate is None
-            else check_scalar(removal_rate, "removal_rate (ζ)", "real", min_val=0.0, max_val=1.0, include_max=False)
+            if self.removal_rate is None
+            else check_scalar(
+                self.removal_rate, "removal_rate (ζ)", "real", min_val=0.0, max_val=1.0, include_max=False
+            )
         )
-        self.max_requests = (
-            None if max_requests is None else check_scalar(max_requests, "max_requests", "int", min_val=0)
+        self._max_requests = (
+            None if self.max_requests is None else check_scalar(self.max_requests, "max_requests", "int", min_val=0)
         )
-        self.dropout = check_scalar(dropout, "dropout", "real", min_val=0.0, max_val=1.0, include_max=False)
-        self.leftovers = check_option(leftovers, "leftovers", LEFTOVERS)
-        self.eval_every = check_scalar(eval_every, "eval_every", "int", min_val=1)
+        self._dropout = check_scalar(self.dropout, "dropout", "real", min_val=0.0, max_val=1.0, include_max=False)
+        self._leftovers = check_option(self.leftovers, "leftovers", LEFTOVERS)
+        self._eval_every = check_scalar(self.eval_every, "eval_every", "int", min_val=1)
+        if n_rounds is not None:
+            n_rounds = check_scalar(n_rounds, "n_rounds", "int", min_val=0)
         self._test = test_data
-        self._root = root_sequence(random_state)
-        self.clusters_ = assign_clusters(
-            n_users, self.cluster_size, leftovers=self.leftovers,
+        self._root = root_sequence(self.random_state)
+        clusters = assign_clusters(
+            n_users, self._k, leftovers=self._leftovers,
             random_state=np.random.default_rng(_child(self._root, _CLUSTERING)),
         )  # fmt: skip
-        if self.secure and min(c.size for c in self.clusters_) < 3:
+        if self._secure and min(c.size for c in clusters) < 3:
             raise ValueError(
-                f"secure aggregation needs at least 3 users per cluster; cluster_size={self.cluster_size} gives "
-                f"a cluster of {min(c.size for c in self.clusters_)}."
+                f"secure aggregation needs at least 3 users per cluster; cluster_size={self._k} gives "
+                f"a cluster of {min(c.size for c in clusters)}."
             )
+        self.parts_ = parts
+        self.n_features_in_ = int(np.prod(np.shape(X)[1:], dtype=np.int64))
+        self.clusters_ = clusters
         self.members_ = [c.copy() for c in self.clusters_]
         self.generation_ = np.zeros(len(self.clusters_), dtype=np.int64)
         self.unlearned_: list[int] = []
         self._cluster_of = np.empty(n_users, dtype=np.int64)
         for i, members in enumerate(self.clusters_):
             self._cluster_of[members] = i
-        local = LocalSGD() if local is None else local
+        self._local = LocalSGD() if self.local is None else self.local
+        model = self.model
         if isinstance(model, str):
             labels = [np.max(y)] if test_data is None else [np.max(y), np.max(test_data[1])]
             n_classes = max(int(max(labels)) + 1, 2)
             model = make_model(model, n_classes, seed=0, input_shape=tuple(np.shape(X)[1:]))
         self.model_ = model
-        self._X, self._y, self._local, self._method = X, y, local, method
+        self._X, self._y, self._method = X, y, self.method
         self.trainers_ = [self.fresh_trainer(i) for i in range(self.n_clusters)]
         self.history_: list[dict] = []
         self.round_ = 0
         self._proba_cache: dict[int, tuple[tuple[int, int], np.ndarray]] = {}
+        self.run(self._rounds if n_rounds is None else n_rounds)
+        records = [r for t in self.trainers_ for r in t.history_]
+        self.fit_report_ = UnlearningReport(
+            clients_retrained=tuple(range(n_users)),
+            server_refit=True,
+            rounds=self.round_,
+            client_seconds=float(sum(r.train_seconds for r in records)),
+            aggregation_seconds=float(sum(r.aggregate_seconds for r in records)),
+            bytes_sent=int(sum(r.bytes_sent for r in records)),
+            details={"clusters": tuple(range(self.n_clusters)), "aborted_rounds": int(sum(r.aborted for r in records))},
+        )
+        return self
 
     # -- configuration ------------------------------------------------------------------------------------------------
 
     @property
     def n_users(self) -> int:
-        """``N``."""
-        return len(self.users)
+        """``N``: the users given to :meth:`fit`, unlearned ones included."""
+        check_is_fitted(self, "parts_")
+        return len(self.parts_)
 
     @property
     def n_clusters(self) -> int:
         """``s = ⌊N/k⌋``."""
+        check_is_fitted(self, "clusters_")
         return len(self.clusters_)
 
     @property
     def thresholds(self) -> tuple[int, ...]:
         """Each cluster's Shamir threshold with ``share_holders="all"``: ``t_i = ⌈ξ k_i⌉`` of the cluster as formed."""
-        return tuple(max(2, _ceil_times(self.threshold_rate, c.size)) for c in self.clusters_)
+        check_is_fitted(self, "clusters_")
+        return tuple(max(2, _ceil_times(self._threshold_rate, c.size)) for c in self.clusters_)
 
     @property
     def caps(self) -> tuple[int, ...] | None:
         """``q_i = ⌊ζ k_i⌋``: the most users cluster ``i`` may lose (None without ``removal_rate``)."""
-        if self.removal_rate is None:
+        check_is_fitted(self, "clusters_")
+        if self._removal_rate is None:
             return None
-        return tuple(_floor_times(self.removal_rate, c.size) for c in self.clusters_)
+        return tuple(_floor_times(self._removal_rate, c.size) for c in self.clusters_)
 
     def _aggregator(self, i: int):
-        if not self.secure:
+        if not self._secure:
             return PlainSum()
         return SecureAggregator(
-            degree=self.degree, threshold_rate=self.threshold_rate, clip=self.clip, share_holders=self.share_holders,
-            threshold=self.thresholds[i] if self.share_holders == "all" else None,
+            degree=self._degree, threshold_rate=self._threshold_rate, clip=self._clip,
+            share_holders=self._share_holders, threshold=self.thresholds[i] if self._share_holders == "all" else None,
         )  # fmt: skip
 
     def fresh_trainer(self, cluster: int, X=None) -> FederatedTrainer:
@@ -321,7 +364,7 @@ class ClusteredUnlearning:
         cluster : int
             The cluster ``i``.
         X : ndarray of float, optional
-            Examples to train on instead of the ones given at construction (same shape).
+            Examples to train on instead of the ones given to :meth:`fit` (same shape).
 
         Returns
         -------
@@ -334,10 +377,10 @@ class ClusteredUnlearning:
             self.model_,
             self._X if X is None else X,
             self._y,
-            [self.users[u] for u in members],
+            [self.parts_[u] for u in members],
             local=self._local,
             aggregator=self._aggregator(i),
-            dropout=self.dropout,
+            dropout=self._dropout,
             client_ids=members,
             abort_on=(SecAggAbort,),
             method=self._method,
@@ -346,23 +389,14 @@ class ClusteredUnlearning:
 
     # -- training and evaluation --------------------------------------------------------------------------------------
 
-    def fit(self) -> ClusteredUnlearning:
-        """Train every cluster model until it has run ``rounds`` rounds, all clusters in step.
-
-        Returns
-        -------
-        ClusteredUnlearning
-            ``self``.
-        """
-        return self.run(self.rounds - min(t.round_ for t in self.trainers_))
-
     def run(self, n_rounds: int) -> ClusteredUnlearning:
         """Run ``n_rounds`` more rounds of every cluster that has not yet run ``rounds`` rounds.
 
         Training can be interleaved with unlearning: a cluster reset by
-        ``unlearn(..., retrain=False)`` starts again from round 0 and catches up
-        here while the others finish (users leaving during training).
-        Evaluations go to :attr:`history_`, numbered by the system's round.
+        ``unlearn(clients=..., retrain=False)`` starts again from round 0 and
+        catches up here while the others finish (users leaving during training,
+        after ``fit(..., n_rounds=...)``). Evaluations go to :attr:`history_`,
+        numbered by the system's round.
 
         Parameters
         ----------
@@ -374,15 +408,16 @@ class ClusteredUnlearning:
         ClusteredUnlearning
             ``self``.
         """
+        check_is_fitted(self, "trainers_")
         n_rounds = check_scalar(n_rounds, "n_rounds", "int", min_val=0)
         for _ in range(n_rounds):
-            behind = [i for i, t in enumerate(self.trainers_) if t.round_ < self.rounds]
+            behind = [i for i, t in enumerate(self.trainers_) if t.round_ < self._rounds]
             if not behind:
                 break
             for i in behind:
                 self.trainers_[i].step()
             self.round_ += 1
-            if self._test is not None and self.round_ % self.eval_every == 0:
+            if self._test is not None and self.round_ % self._eval_every == 0:
                 self.history_.append({"round": self.round_, **self.evaluate()})
         return self
 
@@ -390,10 +425,10 @@ class ClusteredUnlearning:
         """Retrain some clusters from round 0 to ``rounds``, the others fixed; the evaluation curve."""
         clusters = list(clusters)
         curve = []
-        for r in range(1, self.rounds + 1):
+        for r in range(1, self._rounds + 1):
             for i in clusters:
                 self.trainers_[i].step()
-            if self._test is not None and r % self.eval_every == 0:
+            if self._test is not None and r % self._eval_every == 0:
                 curve.append({"round": r, **self.evaluate()})
         return curve
 
@@ -410,6 +445,7 @@ class ClusteredUnlearning:
         ndarray of float32, shape (n_clusters, n, n_classes)
             Softmax outputs.
         """
+        check_is_fitted(self, "trainers_")
         stack = np.stack([t.params_ for t in self.trainers_])
         return predict_proba(self.model_, X, parameters=stack)
 
@@ -462,7 +498,7 @@ class ClusteredUnlearning:
         Parameters
         ----------
         X : ndarray of float, optional
-            Queries; default the test data given at construction.
+            Queries; default the ``test_data`` given to :meth:`fit`.
         y : array-like of int, optional
             Labels, with ``X``.
 
@@ -477,9 +513,10 @@ class ClusteredUnlearning:
         ValueError
             Without data to evaluate on.
         """
+        check_is_fitted(self, "trainers_")
         if X is None and y is None:
             if self._test is None:
-                raise ValueError("no test data: pass X and y, or give test_data at construction.")
+                raise ValueError("no test data: pass X and y, or give test_data to fit.")
             P, y = self._test_probabilities(), self._test[1]
         elif X is None or y is None:
             raise ValueError("pass both X and y.")
@@ -498,25 +535,25 @@ class ClusteredUnlearning:
 
     # -- unlearning ---------------------------------------------------------------------------------------------------
 
-    def _check_request(self, user_ids) -> np.ndarray:
-        ids = np.asarray(user_ids, dtype=np.int64).ravel()
-        if ids.size == 0:
-            raise ValueError("an unlearning request needs at least one user.")
-        if np.unique(ids).size != ids.size:
-            raise ValueError(f"users {ids.tolist()} are requested more than once.")
-        unknown = ids[(ids < 0) | (ids >= self.n_users)]
-        if unknown.size:
-            raise ValueError(f"users {unknown.tolist()} are not users of this system (ids are 0..{self.n_users - 1}).")
-        again = np.intersect1d(ids, self.unlearned_)
-        if again.size:
-            raise ValueError(f"users {again.tolist()} were already unlearned.")
-        if self.max_requests is not None and len(self.unlearned_) + ids.size > self.max_requests:
+    def _check_fitted_for_unlearning(self) -> None:
+        check_is_fitted(self, "trainers_")
+
+    def _held_clients(self) -> NDArrayInt:
+        return np.setdiff1d(np.arange(self.n_users, dtype=np.int64), np.asarray(self.unlearned_, dtype=np.int64))
+
+    def _held_samples(self) -> NDArrayInt:
+        held = [self.parts_[u] for u in self._held_clients()]
+        return np.unique(np.concatenate(held)) if held else np.empty(0, dtype=np.int64)
+
+    def _check_capacity(self, ids: NDArrayInt) -> None:
+        """Requirements 4 and 2, and a cluster left empty: refuse the request before anything changes."""
+        if self._max_requests is not None and len(self.unlearned_) + ids.size > self._max_requests:
             raise UnlearningCapacityError(
                 f"unlearning {ids.size} more users would make {len(self.unlearned_) + ids.size} requests in total, "
-                f"past the capacity tau = {self.max_requests} (Requirement 4)."
+                f"past the capacity tau = {self._max_requests} (Requirement 4)."
             )
         clusters, counts = np.unique(self._cluster_of[ids], return_counts=True)
-        if self.secure and self.share_holders == "all":
+        if self._secure and self._share_holders == "all":
             for i, count in zip(clusters.tolist(), counts.tolist(), strict=True):
                 left = self.members_[i].size - count
                 if left < self.thresholds[i]:
@@ -531,40 +568,19 @@ class ClusteredUnlearning:
                 if lost + count > caps[i]:
                     raise UnlearningCapacityError(
                         f"cluster {i} (k_i = {self.clusters_[i].size}) has lost {lost} users; unlearning {count} more "
-                        f"exceeds its cap floor(zeta * k_i) = {caps[i]} (Requirement 4, zeta = {self.removal_rate})."
+                        f"exceeds its cap floor(zeta * k_i) = {caps[i]} (Requirement 4, zeta = {self._removal_rate})."
                     )
-        return ids
+        for i, count in zip(clusters.tolist(), counts.tolist(), strict=True):
+            if self.members_[i].size == count:
+                raise UnlearningRequestError(
+                    f"cannot unlearn every user of cluster {i}: no user would remain to retrain its model."
+                )
 
-    def unlearn(self, user_ids, *, retrain: bool = True) -> ClusteredUnlearningReport:
-        """Unlearn users as one batch: remove them and retrain each affected cluster once, from a fresh seed.
-
-        A sequence of single requests (the paper's sequential setting) is one
-        call per user. Every check happens before anything changes.
-
-        Parameters
-        ----------
-        user_ids : array-like of int
-            The users to forget.
-        retrain : bool, default=True
-            Retrain the affected clusters for ``rounds`` rounds now. ``False``
-            only removes the users and re-initialises their clusters, which
-            then train in later :meth:`run` calls (a request during training).
-
-        Returns
-        -------
-        ClusteredUnlearningReport
-            Retrained clusters and users, time, bytes and accuracy after.
-
-        Raises
-        ------
-        ValueError
-            For an unknown user, one already unlearned, or a repeated id.
-        UnlearningCapacityError
-            If a cluster would lose more than ``⌊ζ k_i⌋`` users or the system
-            more than ``max_requests`` (Requirement 4), or a cluster would keep
-            too few users for its fixed threshold (Requirement 2).
-        """
-        ids = self._check_request(user_ids)
+    def _unlearn(self, samples: NDArrayInt, clients: NDArrayInt, *, retrain: bool = True) -> UnlearningReport:
+        """Unlearn users as one batch: remove them and retrain each affected cluster once (class Notes)."""
+        ids = clients
+        self._check_capacity(ids)
+        retrain = bool(retrain)
         affected = np.unique(self._cluster_of[ids])
         for i in affected:
             gone = ids[self._cluster_of[ids] == i]
@@ -574,17 +590,29 @@ class ClusteredUnlearning:
         self.unlearned_.extend(ids.tolist())
         curve = self._train(affected) if retrain else []
         records = [record for i in affected for record in self.trainers_[i].history_]  # fresh trainers
-        return ClusteredUnlearningReport(
-            requested=ids,
-            clusters=affected.astype(np.int64),
-            users_retrained=int(sum(self.members_[i].size for i in affected)),
-            rounds=self.rounds if retrain else 0,
-            aborted_rounds=int(sum(r.aborted for r in records)),
-            train_seconds=float(sum(r.train_seconds for r in records)),
-            aggregate_seconds=float(sum(r.aggregate_seconds for r in records)),
+        retrained = np.sort(np.concatenate([self.members_[i] for i in affected]))
+        details = {
+            "clusters": tuple(int(i) for i in affected),
+            "users_retrained": int(sum(self.members_[i].size for i in affected)),
+            "aborted_rounds": int(sum(r.aborted for r in records)),
+            "accuracy": self.evaluate()["vote accuracy"] if self._test is not None else None,
+            "curve": curve,
+            "retrain": retrain,
+        }
+        if not retrain:
+            details["note"] = (
+                "retraining deferred: the affected clusters were re-initialised and retrain in later run() calls."
+            )
+        return UnlearningReport(
+            forgotten_clients=tuple(ids.tolist()),
+            clients_retrained=tuple(int(u) for u in retrained),
+            server_refit=retrain,
+            rounds=self._rounds if retrain else 0,
+            client_seconds=float(sum(r.train_seconds for r in records)),
+            aggregation_seconds=float(sum(r.aggregate_seconds for r in records)),
             bytes_sent=int(sum(r.bytes_sent for r in records)),
-            accuracy=self.evaluate()["vote accuracy"] if self._test is not None else None,
-            curve=curve,
+            exact=True,
+            details=details,
         )
 
     def aborted_rounds(self) -> int:
@@ -595,4 +623,5 @@ class ClusteredUnlearning:
         int
             Aborted rounds over all clusters since each cluster's last (re)initialisation.
         """
+        check_is_fitted(self, "trainers_")
         return int(sum(r.aborted for t in self.trainers_ for r in t.history_))

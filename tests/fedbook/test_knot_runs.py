@@ -164,3 +164,22 @@ def test_speedups_over_fedavg_use_the_larger_erasure_count():
     assert per_seed["speed-up"].tolist() == [2.0, 2.0, 2.0]
     summary = comparison.speedups([study]).iloc[0]
     assert summary["method"] == "KNOT" and summary["speed-up"] == 2.0 and summary["seeds"] == 3
+
+
+def test_table2_findings_count_what_the_table_says():
+    table = pd.DataFrame(
+        {
+            "task": ["MNIST", "MNIST", "MNIST", "Tiny-Shakespeare", "Tiny-Shakespeare"],
+            "method": ["FedBuff", "KNOT", "Random", "KNOT", "FedEraser"],
+            "improvement %": [0.0, 40.0, -5.0, 12.0, 3.0],
+            "improvement std": [0.0, 10.0, 20.0, 4.0, 1.0],
+            "paper %": [np.nan, 52.0, 45.0, 33.0, np.nan],
+            "verdict": ["", "agrees", "disagrees", "no clear sign", "too few runs"],
+            "size against paper": ["", "lower", "lower", "matches", "inconclusive"],
+        }
+    )
+    values = comparison.table2_findings(table)
+    assert (values["n_agrees"], values["n_disagrees"], values["n_unclear"], values["n_compared"]) == (1, 1, 2, 3)
+    assert (values["n_size_matches"], values["n_size_lower"], values["n_size_inconclusive"]) == (1, 2, 1)
+    assert values["n_size_higher"] == 0 and values["n_clustered_cells"] == 3 and values["n_noisy"] == 1
+    assert values["gain_mnist_knot"] == "+40% ± 10" and values["gain_tinyshakespeare_federaser"] == "+3% ± 1"

@@ -356,3 +356,51 @@ def test_split_spread_reruns_cells_on_fresh_splits(tcga):
     row = spread.loc[("MUFC", "TCGA")]
     assert row["ours over splits"].endswith("(3 runs)") and row["std between splits"] >= 0
     assert row["paper within the spread"] == (abs(row["paper mean"] - row["mean"]) <= 2 * row["std between splits"])
+
+
+def _gauss_tables(cost_lloyd: float, seconds_ratio: float, iterations_ratio: float, rounds: int = 3):
+    """The two tables gaussian_reseeding_findings reads, with one Gaussian row."""
+    lloyd, seeding = experiments.BASELINE_LLOYD, experiments.BASELINE_SEEDING
+    cost = pd.DataFrame(
+        {"re-seeding rounds": [rounds], f"in retrainings, {lloyd}": [cost_lloyd], f"in retrainings, {seeding}": [0.9]},
+        index=["Gaussian"],
+    )
+    conv = pd.DataFrame(
+        {
+            "server Lloyd iterations, seeding-only clients": [int(40 * iterations_ratio)],
+            "server Lloyd iterations, Lloyd clients": [40],
+            "iterations ratio": [iterations_ratio],
+            "seconds ratio": [seconds_ratio],
+        },
+        index=["Gaussian"],
+    )
+    return cost, conv
+
+
+@pytest.mark.parametrize(
+    ("cost", "seconds", "iterations", "phrase", "found_tail"),
+    [
+        (1.1, 1.0, 1.0, "about one retraining here, as expected", "Lloyd clients"),
+        (2.9, 2.5, 3.2, "accounts for the extra cost. A seeding-only client", "3.2 times as many Lloyd iterations"),
+        (2.9, 2.5, 1.2, "accounts for the extra cost", "with the paper's Lloyd clients"),
+        (2.9, 1.0, 1.2, "accounts for only part of the extra cost", "with the paper's Lloyd clients"),
+    ],
+    ids=["cheap", "slow server explains", "server explains", "partly"],
+)
+def test_gaussian_reseeding_findings_say_what_the_numbers_say(cost, seconds, iterations, phrase, found_tail):
+    values = experiments.gaussian_reseeding_findings(*_gauss_tables(cost, seconds, iterations))
+    assert phrase in values["gauss_cost_phrase"]
+    assert values["gauss_found"].startswith(f"a re-seeding round costs {cost:.1f} complete retrainings")
+    assert found_tail in values["gauss_found"]
+    assert values["gauss_cost_lloyd"] == cost and values["gauss_sec_ratio"] == seconds
+    assert ("A seeding-only client" in values["gauss_cost_phrase"]) == (iterations > 1.5 and seconds >= 0.8 * cost)
+
+
+def test_gaussian_reseeding_findings_without_a_gaussian_reseeding():
+    cost, conv = _gauss_tables(2.0, 2.0, 2.0, rounds=0)
+    values = experiments.gaussian_reseeding_findings(cost, conv)
+    assert values["gauss_reseed_rounds"] == 0 and np.isnan(values["gauss_cost_lloyd"])
+    assert values["gauss_found"] == "no Gaussian round re-seeded in our sequences"
+    assert values["gauss_cost_phrase"].endswith("nothing to explain")
+    empty = experiments.gaussian_reseeding_findings(cost.drop("Gaussian"), conv)
+    assert empty["gauss_reseed_rounds"] == 0 and empty["gauss_iter_lloyd"] == 0

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import copy
 import itertools
 
 import numpy as np
@@ -93,6 +94,13 @@ def test_convergence_unlearning_and_exactness_end_to_end(images, design):
     assert comparable["verdict"].str.startswith("supported").all()  # any difference is within a noise of 1
     check = experiments.exactness_check(clustered, 3, images.X)
     assert check["identical"] and check["other clusters unchanged"]
+    report = copy.deepcopy(clustered).unlearn(clients=[3])
+    row = experiments.report_row(report)
+    assert list(row) == ["requests", "clusters retrained", "users retrained", "rounds", "aborted rounds",
+                         "train seconds", "aggregate seconds", "MB sent", "accuracy"]  # fmt: skip
+    assert (row["requests"], row["clusters retrained"], row["rounds"]) == (1, 1, 2)
+    assert row["users retrained"] == len(report.clients_retrained) == 11
+    assert row["MB sent"] == report.bytes_sent / 1e6 > 0 and row["accuracy"] == report.details["accuracy"]
     # a targeted sequence is refused past the cap floor(0.1 * 12) = 1
     events, _ = experiments.unlearning_run(clustered, clustered.clusters_[0][:2], mode="sequential")
     assert events["refused"].tolist()[0] == "" and "cap floor(zeta * k_i) = 1" in events["refused"].tolist()[1]

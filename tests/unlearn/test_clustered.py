@@ -7,8 +7,11 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 from hypothesis.extra.numpy import arrays
+from sklearn.base import clone
+from sklearn.exceptions import NotFittedError
 
-from fedlib.exceptions import UnlearningCapacityError
+from fedlib.base import UnlearningReport
+from fedlib.exceptions import UnlearningCapacityError, UnlearningRequestError
 from fedlib.learn import LocalSGD
 from fedlib.unlearn import ClusteredUnlearning, majority_vote
 
@@ -24,17 +27,37 @@ def task():
     return X[:240], y[:240], users, (X[240:], y[240:])
 
 
-def make(task, **options):
+def build(**options):
+    defaults = dict(cluster_size=8, rounds=3, local=LocalSGD(lr=0.1, batch_size=5), threshold_rate=0.5, random_state=3)
+    return ClusteredUnlearning("softmax", **{**defaults, **options})
+
+
+def make(task, n_rounds=None, **options):
+    """A system fitted on the task (``n_rounds`` rounds, default all)."""
     X, y, users, test = task
-    defaults = dict(
-        cluster_size=8, rounds=3, local=LocalSGD(lr=0.1, batch_size=5), threshold_rate=0.5,
-        test_data=test, random_state=3,
-    )  # fmt: skip
-    return ClusteredUnlearning("softmax", X, y, users, **{**defaults, **options})
+    return build(**options).fit(X, y, parts=users, test_data=test, n_rounds=n_rounds)
+
+
+def test_constructor_only_stores_hyper_parameters(task):
+    model = build(cluster_size=2, degree=1, threshold_rate=5.0)  # invalid, but not checked before fit
+    assert model.get_params()["cluster_size"] == 2 and not hasattr(model, "clusters_")
+    assert model.unlearns == frozenset({"clients"})
+    with pytest.raises(NotFittedError):
+        model.unlearn(clients=[0])
+    with pytest.raises(NotFittedError):
+        model.predict(task[3][0])
+    with pytest.raises(ValueError, match="degree"):
+        model.fit(*task[:2], parts=task[2])
+    fitted = make(task, secure=False)
+    again = clone(fitted).fit(*task[:2], parts=task[2], test_data=task[3])
+    for a, b in zip(fitted.trainers_, again.trainers_, strict=True):
+        np.testing.assert_array_equal(a.params_, b.params_)
+    assert isinstance(fitted.fit_report_, UnlearningReport) and fitted.fit_report_.rounds == 3
+    assert fitted.fit_report_.clients_retrained == tuple(range(24)) and fitted.n_features_in_ == 6
 
 
 def test_clusters_partition_the_users_and_training_learns(task):
-    fu = make(task, secure=False).fit()
+    fu = make(task, secure=False)
     ids = np.sort(np.concatenate(fu.clusters_))
     np.testing.assert_array_equal(ids, np.arange(24))
     assert fu.n_clusters == 3 and fu.thresholds == (4, 4, 4)
@@ -43,52 +66,59 @@ def test_clusters_partition_the_users_and_training_learns(task):
 
 
 def test_same_seed_same_bits_and_secure_close_to_plain(task):
-    a, b = make(task).fit(), make(task).fit()
+    a, b = make(task), make(task)
     for ta, tb in zip(a.trainers_, b.trainers_, strict=True):
         np.testing.assert_array_equal(ta.params_, tb.params_)
-    plain = make(task, secure=False).fit()
+    plain = make(task, secure=False)
     for ts, tp in zip(a.trainers_, plain.trainers_, strict=True):
         np.testing.assert_allclose(ts.params_, tp.params_, atol=1e-4)
         assert ts.history_[0].bytes_sent > tp.history_[0].bytes_sent  # keys, shares and masks cost bytes
 
 
 def test_unlearning_retrains_only_the_affected_cluster_exactly(task):
-    fu = make(task).fit()
+    fu = make(task)
     before = [t.params_.copy() for t in fu.trainers_]
     user = int(fu.clusters_[1][2])
-    report = fu.unlearn([user])
-    assert report.clusters.tolist() == [1] and report.users_retrained == 7 and report.rounds == 3
+    report = fu.unlearn(clients=[user])
+    assert report.details["clusters"] == (1,) and report.details["users_retrained"] == 7 and report.rounds == 3
+    assert report.forgotten_clients == (user,) and report.forgotten_samples == () and report.exact
+    assert report.clients_retrained == tuple(np.setdiff1d(fu.clusters_[1], [user]).tolist())
+    assert report.details["retrain"] and [p["round"] for p in report.details["curve"]] == [1, 2, 3]
+    assert report.details["accuracy"] == fu.evaluate()["vote accuracy"]
+    assert report.bytes_sent > 0 and report.client_seconds > 0 and report.aggregation_seconds > 0
     assert fu.generation_.tolist() == [0, 1, 0] and fu.unlearned_ == [user]
     for i in (0, 2):  # other clusters: bit-identical
         np.testing.assert_array_equal(fu.trainers_[i].params_, before[i])
     assert not np.array_equal(fu.trainers_[1].params_, before[1])
     # retraining equals training from scratch without the user, and never reads the user's rows
     X_poisoned = task[0].copy()
-    X_poisoned[fu.users[user]] = np.nan
+    X_poisoned[fu.parts_[user]] = np.nan
     reference = fu.fresh_trainer(1, X=X_poisoned).run(3)
     np.testing.assert_array_equal(reference.params_, fu.trainers_[1].params_)
     assert user not in fu.trainers_[1].client_ids_
 
 
 def test_batch_retrains_each_cluster_once_and_sequential_once_per_request(task):
-    batch = make(task, secure=False).fit()
+    batch = make(task, secure=False)
     users = [int(batch.clusters_[0][0]), int(batch.clusters_[0][1]), int(batch.clusters_[2][0])]
-    report = batch.unlearn(users)
-    assert report.clusters.tolist() == [0, 2] and report.users_retrained == 6 + 7
-    sequential = make(task, secure=False).fit()
-    reports = [sequential.unlearn([u]) for u in users]
-    assert [r.users_retrained for r in reports] == [7, 6, 7]
+    report = batch.unlearn(clients=users)
+    assert report.details["clusters"] == (0, 2) and report.details["users_retrained"] == 6 + 7
+    assert len(report.clients_retrained) == 6 + 7 and report.forgotten_clients == tuple(sorted(users))
+    sequential = make(task, secure=False)
+    reports = [sequential.unlearn(clients=[u]) for u in users]
+    assert [r.details["users_retrained"] for r in reports] == [7, 6, 7]
     assert sequential.generation_.tolist() == [2, 0, 1] and batch.generation_.tolist() == [1, 0, 1]
 
 
 def test_a_user_leaving_during_training_restarts_only_its_cluster(task):
-    finished = make(task).fit()
-    fu = make(task).run(2)
+    finished = make(task)
+    fu = make(task, n_rounds=2)
     assert fu.round_ == 2 and [t.round_ for t in fu.trainers_] == [2, 2, 2]
     user = int(fu.clusters_[2][0])
-    report = fu.unlearn([user], retrain=False)
-    assert report.rounds == 0 and fu.trainers_[2].round_ == 0
-    fu.fit()  # the two untouched clusters finish their third round while cluster 2 starts over
+    report = fu.unlearn(clients=[user], retrain=False)
+    assert report.rounds == 0 and fu.trainers_[2].round_ == 0 and report.exact and not report.details["retrain"]
+    assert "deferred" in report.details["note"] and report.details["curve"] == [] and report.bytes_sent == 0
+    fu.run(3)  # the two untouched clusters finish their third round while cluster 2 starts over
     assert [t.round_ for t in fu.trainers_] == [3, 3, 3] and fu.round_ == 5
     for i in (0, 1):
         np.testing.assert_array_equal(fu.trainers_[i].params_, finished.trainers_[i].params_)
@@ -97,21 +127,36 @@ def test_a_user_leaving_during_training_restarts_only_its_cluster(task):
 
 
 def test_bad_requests_raise_before_anything_changes(task):
-    fu = make(task, secure=False, removal_rate=0.25, max_requests=4).fit()
+    fu = make(task, secure=False, removal_rate=0.25, max_requests=4)
     first = int(fu.clusters_[0][0])
-    fu.unlearn([first])
-    with pytest.raises(ValueError, match="not users of this system"):
-        fu.unlearn([24])
-    with pytest.raises(ValueError, match="already unlearned"):
-        fu.unlearn([first])
-    with pytest.raises(ValueError, match="more than once"):
-        fu.unlearn([3, 3])
+    fu.unlearn(clients=[first])
+    with pytest.raises(UnlearningRequestError, match="not held by the fitted model"):
+        fu.unlearn(clients=[24])
+    with pytest.raises(UnlearningRequestError, match="already forgotten"):
+        fu.unlearn(clients=[first])
+    with pytest.raises(UnlearningRequestError, match="more than once"):
+        fu.unlearn(clients=[3, 3])
+    with pytest.raises(UnlearningRequestError, match="cannot unlearn samples"):
+        fu.unlearn([0])
     two_more = [int(u) for u in fu.members_[0][:2]]
     with pytest.raises(UnlearningCapacityError, match=r"cap floor\(zeta \* k_i\) = 2"):
-        fu.unlearn(two_more)
+        fu.unlearn(clients=two_more)
     with pytest.raises(UnlearningCapacityError, match="tau = 4"):
-        fu.unlearn([int(fu.clusters_[1][0]), int(fu.clusters_[1][1]), int(fu.clusters_[2][0]), int(fu.clusters_[2][1])])
+        fu.unlearn(clients=[int(fu.clusters_[1][0]), int(fu.clusters_[1][1]), int(fu.clusters_[2][0]),
+                            int(fu.clusters_[2][1])])  # fmt: skip
+    with pytest.raises(UnlearningRequestError, match="more than once"):  # the contract's checks come first
+        fu.unlearn(clients=[3, 3], retrain=False)
     assert fu.unlearned_ == [first] and fu.generation_.tolist() == [1, 0, 0]
+
+
+def test_a_request_cannot_empty_a_cluster(task):
+    fu = make(task, secure=False, rounds=1)
+    before = [t.params_.copy() for t in fu.trainers_]
+    with pytest.raises(UnlearningRequestError, match="every user of cluster 1"):
+        fu.unlearn(clients=fu.clusters_[1])
+    assert fu.unlearned_ == [] and fu.generation_.tolist() == [0, 0, 0]
+    for a, t in zip(before, fu.trainers_, strict=True):
+        np.testing.assert_array_equal(a, t.params_)
 
 
 def test_cluster_too_small_for_secure_aggregation_raises(task):
@@ -120,7 +165,7 @@ def test_cluster_too_small_for_secure_aggregation_raises(task):
 
 
 def test_too_many_dropouts_abort_rounds_and_keep_the_model(task):
-    fu = make(task, threshold_rate=0.8, dropout=0.5).fit()
+    fu = make(task, threshold_rate=0.8, dropout=0.5)
     aborted = [r for t in fu.trainers_ for r in t.history_ if r.aborted]
     assert aborted, "t = ceil(0.8 k) = 7 survivors of 8 needed: half the users dropping must abort some rounds"
     assert fu.aborted_rounds() == len(aborted)
@@ -128,24 +173,24 @@ def test_too_many_dropouts_abort_rounds_and_keep_the_model(task):
 
 
 def test_unlearning_past_the_fixed_threshold_fails_loudly(task):
-    fu = make(task, threshold_rate=0.9).fit()  # t = 8 of k = 8: every user must survive
+    fu = make(task, threshold_rate=0.9)  # t = 8 of k = 8: every user must survive
     assert fu.thresholds == (8, 8, 8) and fu.aborted_rounds() == 0
     with pytest.raises(UnlearningCapacityError, match="fewer than its fixed threshold t = 8"):
-        fu.unlearn([int(fu.clusters_[0][0])])
+        fu.unlearn(clients=[int(fu.clusters_[0][0])])
     assert fu.unlearned_ == [] and fu.generation_.tolist() == [0, 0, 0]
-    fu = make(task, threshold_rate=0.8).fit()  # t = 7: one user may go, not two
+    fu = make(task, threshold_rate=0.8)  # t = 7: one user may go, not two
     first, second = (int(u) for u in fu.clusters_[0][:2])
-    assert fu.unlearn([first]).users_retrained == 7
+    assert fu.unlearn(clients=[first]).details["users_retrained"] == 7
     with pytest.raises(UnlearningCapacityError, match="Requirement 2"):
-        fu.unlearn([second])
-    assert make(task, threshold_rate=0.9, secure=False).fit().unlearn([0]).users_retrained == 7
+        fu.unlearn(clients=[second])
+    assert make(task, threshold_rate=0.9, secure=False).unlearn(clients=[0]).details["users_retrained"] == 7
 
 
 def test_one_cluster_is_global_fedavg_with_full_retraining(task):
-    fu = make(task, cluster_size=24, secure=False).fit()
+    fu = make(task, cluster_size=24, secure=False)
     assert fu.n_clusters == 1
-    report = fu.unlearn([5])
-    assert report.users_retrained == 23
+    report = fu.unlearn(clients=[5])
+    assert report.details["users_retrained"] == 23 and report.clients_retrained == tuple(u for u in range(24) if u != 5)
 
 
 @settings(max_examples=60, deadline=None)

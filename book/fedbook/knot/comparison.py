@@ -340,6 +340,44 @@ def table2(studies_: Sequence[Study]) -> pd.DataFrame:
     return pd.DataFrame(rows)
 
 
+def table2_findings(table: pd.DataFrame) -> dict[str, object]:
+    """What the chapter says of :func:`table2`: verdict counts, noisy cells and every improvement as text.
+
+    Parameters
+    ----------
+    table : pandas.DataFrame
+        :func:`table2`'s table.
+
+    Returns
+    -------
+    dict of str to object
+        Glue name to value: ``n_agrees``, ``n_disagrees``, ``n_unclear`` (sign within two standard errors of
+        zero, or too few runs), ``n_compared`` (cells with a published value), ``n_size_matches``,
+        ``n_size_lower``, ``n_size_inconclusive``, ``n_size_higher``, ``n_noisy`` (clustered cells whose
+        std exceeds the mean's size), ``n_clustered_cells``, and ``gain_<task>_<method>`` ("+12% ± 5").
+    """
+    verdicts = table[table["method"] != "FedBuff"]
+    counts = verdicts["verdict"].value_counts()
+    sizes = verdicts["size against paper"].value_counts()
+    clustered = verdicts[verdicts["method"].isin(["Random", "KNOT"])]
+    values: dict[str, object] = {
+        "n_agrees": int(counts.get("agrees", 0)),
+        "n_disagrees": int(counts.get("disagrees", 0)),
+        "n_unclear": int(verdicts["verdict"].str.startswith(("no clear", "too few")).sum()),
+        "n_compared": int(verdicts["paper %"].notna().sum()),
+        "n_size_matches": int(sizes.get("matches", 0)),
+        "n_size_lower": int(sizes.get("lower", 0)),
+        "n_size_inconclusive": int(sizes.get("inconclusive", 0)),
+        "n_size_higher": int(sizes.get("higher", 0)),
+        "n_noisy": int((clustered["improvement std"] > clustered["improvement %"].abs()).sum()),
+        "n_clustered_cells": len(clustered),
+    }
+    for row in table.to_dict("records"):
+        key = f"{row['task']}_{row['method']}".lower().replace("-", "")
+        values[f"gain_{key}"] = f"{row['improvement %']:+.0f}% ± {row['improvement std']:.0f}"
+    return values
+
+
 def pairwise(studies_: Sequence[Study], method: str, other: str, *, n_erased: int | None = None) -> pd.DataFrame:
     """Per task, ``1 − T_method / T_other`` in percent over seeds, with its verdict (e.g. KNOT against Random).
 

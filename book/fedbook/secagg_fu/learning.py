@@ -20,6 +20,7 @@ from scipy.stats import binom
 
 from fedbook.papers import secagg_fu as paper
 from fedlib import data
+from fedlib.base import UnlearningReport
 from fedlib.exceptions import InfeasibleParameters, UnlearningCapacityError
 from fedlib.learn import LocalSGD
 from fedlib.unlearn import (
@@ -246,7 +247,7 @@ def build_system(
     model: str = "cnn_small",
     random_state: SeedLike = 0,
 ) -> ClusteredUnlearning:
-    """The clustered system of one row of :func:`design_table` (not trained yet).
+    """The clustered system of one row of :func:`design_table`, trained for ``rounds`` rounds on ``images``.
 
     Parameters
     ----------
@@ -273,15 +274,12 @@ def build_system(
     Returns
     -------
     fedlib.unlearn.ClusteredUnlearning
-        With ``removal_rate = ζ`` (Requirement 4 enforced at run time) for the clustered rows.
+        Fitted, with ``removal_rate = ζ`` (Requirement 4 enforced at run time) for the clustered rows.
     """
     is_global = int(row["k"]) >= images.n_users
     rate = 0.0 if is_global else float(row["delta"])
-    return ClusteredUnlearning(
+    system = ClusteredUnlearning(
         model,
-        images.X,
-        images.y,
-        images.users,
         cluster_size=int(row["k"]),
         rounds=rounds,
         local=local,
@@ -291,10 +289,10 @@ def build_system(
         share_holders="all",
         removal_rate=None if is_global else paper.WORKED_EXAMPLE["zeta"],
         dropout=rate if dropout is None else dropout,
-        test_data=(images.X_test, images.y_test),
         eval_every=eval_every,
         random_state=random_state,
     )
+    return system.fit(images.X, images.y, parts=images.users, test_data=(images.X_test, images.y_test))
 
 
 def convergence(
@@ -343,7 +341,7 @@ def convergence(
         system = build_system(
             images, row, rounds=rounds, secure=secure, local=local, eval_every=eval_every, model=model,
             random_state=random_state,
-        ).fit()  # fmt: skip
+        )  # fmt: skip
         seconds = time.perf_counter() - began
         frame = pd.DataFrame(system.history_)
         frame.insert(0, "setting", row["setting"])
@@ -530,6 +528,35 @@ def draw_requests(n_users: int, n_requests: int, *, random_state: SeedLike = 0) 
     return check_random_state(random_state).choice(n_users, size=n_requests, replace=False).astype(np.int64)
 
 
+def report_row(report: UnlearningReport) -> dict:
+    """One :class:`~fedlib.unlearn.ClusteredUnlearning` unlearning report as scalars, for a table.
+
+    Parameters
+    ----------
+    report : fedlib.base.UnlearningReport
+        What ``ClusteredUnlearning.unlearn`` returned.
+
+    Returns
+    -------
+    dict
+        ``requests`` (users forgotten), ``clusters retrained``, ``users retrained``, ``rounds``,
+        ``aborted rounds``, ``train seconds`` (local training), ``aggregate seconds``, ``MB sent``
+        and ``accuracy`` (NaN without test data).
+    """
+    details = report.details
+    return {
+        "requests": len(report.forgotten_clients),
+        "clusters retrained": len(details["clusters"]),
+        "users retrained": details["users_retrained"],
+        "rounds": report.rounds,
+        "aborted rounds": details["aborted_rounds"],
+        "train seconds": report.client_seconds,
+        "aggregate seconds": report.aggregation_seconds,
+        "MB sent": report.bytes_sent / 1e6,
+        "accuracy": np.nan if details["accuracy"] is None else details["accuracy"],
+    }
+
+
 def unlearning_run(
     system: ClusteredUnlearning, requests, *, mode: str
 ) -> tuple[pd.DataFrame, pd.DataFrame]:
@@ -551,7 +578,7 @@ def unlearning_run(
     -------
     events : pandas.DataFrame
         One row per unlearning call: ``mode``, ``call``, ``users`` (requested), ``refused``, and the columns
-        of :meth:`fedlib.unlearn.ClusteredUnlearningReport.as_row`.
+        of :func:`report_row`.
     curves : pandas.DataFrame
         ``mode``, ``call``, ``round``, ``vote accuracy``, ``mean cluster accuracy`` during each retraining.
     """
@@ -560,12 +587,12 @@ def unlearning_run(
     events, curves = [], []
     for call, users in enumerate(calls, start=1):
         try:
-            report = system.unlearn(users)
+            report = system.unlearn(clients=users)
         except UnlearningCapacityError as exc:
             events.append({"mode": mode, "call": call, "users": users, "refused": str(exc)})
             continue
-        events.append({"mode": mode, "call": call, "users": users, "refused": "", **report.as_row()})
-        for point in report.curve:
+        events.append({"mode": mode, "call": call, "users": users, "refused": "", **report_row(report)})
+        for point in report.details["curve"]:
             curves.append({"mode": mode, "call": call, **point})
     return pd.DataFrame(events), pd.DataFrame(curves)
 
@@ -716,10 +743,10 @@ def exactness_check(system: ClusteredUnlearning, user: int, X: np.ndarray) -> di
         ``max difference``, ``other clusters unchanged``.
     """
     after = copy.deepcopy(system)
-    after.unlearn([user])
+    after.unlearn(clients=[user])
     cluster = int(np.flatnonzero([user in c for c in system.clusters_])[0])
     poisoned = X.copy()
-    poisoned[system.users[user]] = np.nan
+    poisoned[system.parts_[user]] = np.nan
     reference = after.fresh_trainer(cluster, X=poisoned).run(system.rounds).params_
     retrained = after.trainers_[cluster].params_
     others = [i for i in range(system.n_clusters) if i != cluster]
