@@ -143,7 +143,7 @@ class OneShotFederatedKMeans(FederatedClusteringMixin, BaseEstimator):
     client_centers_ : list of ndarray
         Per client, its local centres c^(l)_k.
     client_counts_ : list of ndarray
-        Per client, |C^(l)_k|, the points behind each local centre.
+        Per client, ``|C^(l)_k|``, the points behind each local centre.
     center_labels_ : list of ndarray
         Per client, the server cluster of each local centre.
     labels_ : ndarray of shape (n_samples,)

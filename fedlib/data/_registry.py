@@ -139,7 +139,7 @@ def fetch(file: str, *, download: bool = True) -> Path:
 
     Looks in the mirror (``FEDLIB_DATA_MIRROR``), then the cache, then downloads
     from the registered public origin with pooch. The SHA-256 is checked every
-    time; a copy that fails the check raises :class:`ChecksumError` rather than
+    time; a copy that fails the check raises :class:`~fedlib.exceptions.ChecksumError` rather than
     falling through to another source.
 
     Parameters

@@ -341,7 +341,7 @@ def hashed_scma_encode(
     """Client message: the ``2T`` power sums at the hashed bins and the index table, masked mod q.
 
     The power sums are those of MUFC Alg. 2 (line 2) with ``x_j = h(j)`` in place
-    of ``j`` (:func:`fedlib.field._poly.power_sums`); the table adds ``q_j`` times
+    of ``j`` (:func:`fedlib.field.power_sums`); the table adds ``q_j`` times
     the chunks of ``j`` to the rows :func:`table_rows` gives ``x_j``.
 
     Parameters

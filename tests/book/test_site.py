@@ -1,8 +1,11 @@
-"""The built book: internal links resolve, and in a real headless Chromium math is typeset and images load."""
+"""The built book: internal links resolve, every public name of fedlib has an API entry, and in a real headless
+Chromium math is typeset, images load and the API pages render."""
 
 from __future__ import annotations
 
+import importlib
 import os
+import pkgutil
 import re
 import shutil
 import subprocess
@@ -82,6 +85,65 @@ def test_navigation_lists_every_chapter(html_dir):
     index_links = set(parse(html_dir / "book" / "intro.html").links)
     for chapter in chapters():
         assert any(link.endswith(chapter[:-3] + ".html") for link in index_links), chapter
+
+
+def public_modules() -> list[str]:
+    """fedlib's public modules and packages (no leading underscore), each documented on ``book/api/<name>.html``."""
+    import fedlib
+
+    return sorted(f"fedlib.{m.name}" for m in pkgutil.iter_modules(fedlib.__path__) if not m.name.startswith("_"))
+
+
+def api_page(html_dir: Path, module: str) -> Path:
+    return html_dir / "book" / "api" / f"{module.rpartition('.')[2]}.html"
+
+
+def test_api_reference_has_an_entry_for_every_public_name(html_dir):
+    """Each name in a public module's ``__all__`` has an anchor of its dotted name on the module's API page,
+    and no anchor there names something private or outside ``__all__``."""
+    assert len(public_modules()) >= 10, public_modules()
+    problems, n_names = [], 0
+    for module in public_modules():
+        page = api_page(html_dir, module)
+        if not page.is_file():
+            problems.append(f"{module}: no API page (add book/api/{page.stem}.md, a copy of another page)")
+            continue
+        public = set(importlib.import_module(module).__all__)
+        ids = {i for i in parse(page).ids if i.startswith("fedlib.")}
+        n_names += len(public)
+        documented = {anchor.removeprefix(module + ".") for anchor in ids}
+        problems += [f"{module}.{name}: no entry on {page.name}" for name in sorted(public - documented)]
+        for anchor in sorted(ids):
+            top = anchor.removeprefix(module + ".").partition(".")[0]
+            if re.search(r"(^|\.)_", anchor.removeprefix("fedlib.")) or top not in public:
+                problems.append(f"{page.name}: an entry for {anchor}, which is not public")
+    assert not problems, "\n".join(problems)
+    assert n_names > 250, n_names
+
+
+def test_chapters_name_only_documented_fedlib_objects(html_dir):
+    """Every ``fedlib.x.y`` a chapter's prose mentions in backquotes is an object of the API reference."""
+    from sphinx.util.inventory import InventoryFile
+
+    from .conftest import ROOT, chapters
+
+    with open(html_dir / "objects.inv", "rb") as f:
+        inventory = InventoryFile.load(f, "", lambda base, uri: uri)
+    documented = {
+        name
+        for role, entries in inventory.items()
+        if role.startswith("py:")
+        for name in entries
+        if not re.search(r"\._", name)  # autodoc's aliases of re-exported classes under their private module
+    }
+    mentioned = {
+        (chapter, name)
+        for chapter in chapters()
+        for name in re.findall(r"`(fedlib(?:\.\w+)+)`", (ROOT / chapter).read_text(encoding="utf-8"))
+    }
+    assert mentioned, "no fedlib name found in the chapters; the pattern is wrong"
+    missing = sorted(f"{chapter}: {name}" for chapter, name in mentioned if name not in documented)
+    assert not missing, "\n".join(missing)
 
 
 def _chromium() -> str | None:
@@ -166,3 +228,13 @@ def test_citations_and_proof_directives_render(rendered):
     kmeans = doms["kmeans.html"]
     assert "Algorithm" in kmeans and "Theorem" in kmeans and "Lemma" in kmeans
     assert 'class="reference internal" href="../../book/bibliography.html' in kmeans
+
+
+def test_api_pages_render(rendered, html_dir):
+    """The API pages are among those opened in Chromium: signatures and parameter lists are in the DOM."""
+    doms = {p: dom for p, (dom, _) in rendered.items()}
+    assert html_dir / "book" / "api" / "index.html" in doms
+    for module in public_modules():
+        dom = doms[api_page(html_dir, module)]
+        assert 'class="sig sig-object py"' in dom, module
+        assert "Parameters" in dom or module == "fedlib.exceptions", module
