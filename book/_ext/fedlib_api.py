@@ -147,6 +147,26 @@ def _keep_documented_constants(app, what, name, obj, skip, options):
     return None
 
 
+def _skip_foreign_members(app, what, name, obj, skip, options):
+    """Document a class's methods only where fedlib defines them (inherited ones included).
+
+    scikit-learn's ``BaseEstimator`` adds ``get_params``, ``set_params`` and, through metadata routing,
+    ``set_<method>_request`` to every estimator; Python adds ``with_traceback`` to every exception. They are
+    documented by their owners, not here; a method an estimator inherits from a fedlib mixin (``unlearn``,
+    ``predict``) is documented on the estimator's own entry.
+    """
+    if what != "class":
+        return None
+    if re.fullmatch(r"set_\w+_request", name):
+        return True
+    target = obj.fget if isinstance(obj, property) else obj
+    if callable(target) or isinstance(obj, property):
+        module = getattr(target, "__module__", None)
+        if module is None or not module.startswith("fedlib"):
+            return True
+    return None
+
+
 _ENTRY = re.compile(r"^(    )\*\*(\w+(?:, \w+)*)\*\*( : .*)?$")
 
 
@@ -202,6 +222,7 @@ def setup(app):
     app.add_autodocumenter(ReexportedDataDocumenter)
     app.connect("config-inited", _set_xref_aliases, priority=600)
     app.connect("autodoc-skip-member", _keep_documented_constants)
+    app.connect("autodoc-skip-member", _skip_foreign_members)
     app.connect("autodoc-process-docstring", _attribute_targets, priority=600)  # after numpydoc (500)
     app.add_role("fedlib-attribute", _attribute_role)
     app.connect("autodoc-process-signature", _protocol_signature, priority=400)  # before numpydoc's

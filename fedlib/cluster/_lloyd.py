@@ -270,7 +270,7 @@ class KMeans(ClusterMixin, TransformerMixin, BaseEstimator):
         Rows of ``X`` chosen by the kept run's K-means++ seeding, in order.
     n_features_in_ : int
         Number of features seen during :meth:`fit`.
-    feature_names_in_ : ndarray of str, shape (n_features_in_,)
+    feature_names_in_ : ndarray of str, shape (``n_features_in_``,)
         Names of the features seen during :meth:`fit`; set only when ``X``
         has feature names that are all strings (a pandas DataFrame).
 
