@@ -1,17 +1,15 @@
 """KMeans (fedlib/cluster/_lloyd.py) as a scikit-learn estimator: check_estimator, meta-estimators, unchanged numbers.
 
-``kmeans_reference.npz`` holds the output of ``KMeans`` as it was before it
-became a scikit-learn estimator (commit 5776344): for three datasets, random
-states 0, 7 and 42 with ``n_init`` 1 and 10, with and without
-``sample_weight``, and a ``numpy.random.Generator`` as ``random_state``. The
-estimator must give those arrays bit for bit, because the book's chapters
-quote them.
+``frozen_fit`` is the fit loop of ``KMeans`` as it was before it became a
+scikit-learn estimator (commit 5776344). For three datasets, random states 0, 7
+and 42 with ``n_init`` 1 and 10, with and without ``sample_weight``, a
+``numpy.random.Generator`` as ``random_state`` and every input layout, the
+estimator must give its arrays bit for bit, because the book's chapters quote them.
 """
 
 from __future__ import annotations
 
 import functools
-from pathlib import Path
 
 import numpy as np
 import pandas as pd
@@ -30,7 +28,6 @@ from fedlib.cluster._kmeanspp import kmeans_plusplus_indices
 from fedlib.cluster._lloyd import _lloyd
 from fedlib.data import make_blobs
 
-REFERENCE = Path(__file__).with_name("kmeans_reference.npz")
 ATTRIBUTES = ("cluster_centers_", "labels_", "inertia_", "n_iter_", "seed_indices_")
 
 #: The one check that no bit-identical KMeans can pass (see test_weights_equal_repeats_up_to_seeding_order).
@@ -117,31 +114,6 @@ def test_weights_equal_repeats_up_to_seeding_order():
 # --- the numbers of the book -------------------------------------------------------------------------------------
 
 
-def reference_cases():
-    with np.load(REFERENCE) as ref:
-        names = sorted({key.split("/")[0] for key in ref.files})
-        return [(name, i, str(case)) for name in names for i, case in enumerate(ref[f"{name}/cases"])]
-
-
-@pytest.mark.parametrize(("name", "index", "case"), reference_cases())
-def test_numbers_equal_the_pre_estimator_reference(name, index, case):
-    seed, n_init, weighted = case.split("/")
-    with np.load(REFERENCE) as ref:
-        X = ref[f"{name}/X"]
-        w = ref[f"{name}/sample_weight"] if weighted == "w" else None
-        random_state = np.random.default_rng(5) if seed == "gen5" else int(seed.removeprefix("seed"))
-        km = KMeans(
-            int(ref[f"{name}/n_clusters"]), n_init=int(n_init.removeprefix("n_init")), random_state=random_state
-        )
-        km.fit(X, sample_weight=w)
-        for attr in ATTRIBUTES:
-            want = ref[f"{name}/{attr}"][index]
-            got = np.asarray(getattr(km, attr))
-            assert got.dtype == want.dtype and got.shape == want.shape, attr
-            assert got.tobytes() == want.tobytes(), f"{attr} of {name}/{case} changed"
-    assert type(km.inertia_) is float and type(km.n_iter_) is int
-
-
 def frozen_fit(X, n_clusters, *, n_init, random_state, sample_weight=None, max_iter=300, tol=1e-4):
     """The fit loop of KMeans before it became an estimator, verbatim after input checks."""
     X = np.ascontiguousarray(np.asarray(X, dtype=np.float64))
@@ -155,6 +127,46 @@ def frozen_fit(X, n_clusters, *, n_init, random_state, sample_weight=None, max_i
         runs.append((result.inertia, len(runs), result, seeds))
     _, _, best, best_seeds = min(runs, key=lambda run: run[:2])
     return best.centers, best.labels, best.inertia, best.n_iter, best_seeds
+
+
+def reference_data(name: str):
+    """The three datasets of the reference cases, with their K and non-negative weights."""
+    rng = np.random.default_rng({"blobs": 1, "gauss": 2, "uniform": 3}[name])
+    if name == "blobs":
+        X, _ = make_blobs((50, 40, 30, 20), 3, cluster_std=0.3, random_state=1)
+        k = 4
+    elif name == "gauss":
+        X, k = rng.normal(size=(50, 2)), 3
+    else:
+        X, k = rng.random((200, 5)), 6
+    weights = rng.integers(0, 5, size=len(X)).astype(float)
+    weights[0] = 1.0  # at least one positive weight
+    return X, k, weights
+
+
+REFERENCE_CASES = [
+    (name, seed, n_init, weighted)
+    for name in ("blobs", "gauss", "uniform")
+    for seed, n_init in [("gen5", 3), *[(f"seed{s}", n) for s in (0, 7, 42) for n in (1, 10)]]
+    for weighted in ((False,) if seed == "gen5" else (False, True))
+]
+
+
+@pytest.mark.parametrize(("name", "seed", "n_init", "weighted"), REFERENCE_CASES)
+def test_numbers_equal_the_pre_estimator_reference(name, seed, n_init, weighted):
+    X, k, w = reference_data(name)
+    w = w if weighted else None
+
+    def state():
+        return np.random.default_rng(5) if seed == "gen5" else int(seed.removeprefix("seed"))
+
+    km = KMeans(k, n_init=n_init, random_state=state()).fit(X, sample_weight=w)
+    want = frozen_fit(X, k, n_init=n_init, random_state=state(), sample_weight=w)
+    for attr, value in zip(ATTRIBUTES, want, strict=True):
+        got, value = np.asarray(getattr(km, attr)), np.asarray(value)
+        assert got.dtype == value.dtype and got.shape == value.shape, attr
+        assert got.tobytes() == value.tobytes(), f"{attr} of {name}/{seed}/{n_init} changed"
+    assert type(km.inertia_) is float and type(km.n_iter_) is int
 
 
 @pytest.mark.parametrize("layout", ["C", "F", "list", "float32", "int", "DataFrame", "readonly"])
