@@ -18,7 +18,7 @@ from typing import Any
 import numpy as np
 
 from fedlib._typing import NDArrayInt
-from fedlib._validation import check_ids
+from fedlib._validation import check_ids, check_is_fitted
 from fedlib.exceptions import UnlearningRequestError
 
 __all__ = ["UnlearningMixin", "UnlearningReport"]
@@ -99,7 +99,7 @@ class UnlearningReport:
 class UnlearningMixin:
     """``unlearn(samples=..., clients=...)`` for estimators that forget: checks the request, then forgets.
 
-    A subclass sets :attr:`unlearns` (what it can forget) and implements
+    A subclass sets :attr:`unlearns` (what it can forget) and ``_fitted_attribute`` (set by ``fit``), and implements
     ``_unlearn(samples, clients, **options)``, which receives checked, sorted
     id arrays (and the method-specific options given to :meth:`unlearn`) and
     returns an :class:`UnlearningReport`. It also implements
@@ -165,8 +165,11 @@ class UnlearningMixin:
             )
         return np.sort(ids)
 
+    #: The fitted attribute whose absence means "not fitted" (set by each subclass).
+    _fitted_attribute: str
+
     def _check_fitted_for_unlearning(self) -> None:
-        raise NotImplementedError
+        check_is_fitted(self, self._fitted_attribute)
 
     def _held_samples(self) -> NDArrayInt:
         raise NotImplementedError

@@ -177,6 +177,8 @@ class ClusteredUnlearning(UnlearningMixin, BaseEstimator):
     (1, 5, 1)
     """
 
+    _fitted_attribute = "trainers_"
+
     unlearns = frozenset({"clients"})
 
     def __init__(
@@ -534,9 +536,6 @@ class ClusteredUnlearning(UnlearningMixin, BaseEstimator):
         }
 
     # -- unlearning ---------------------------------------------------------------------------------------------------
-
-    def _check_fitted_for_unlearning(self) -> None:
-        check_is_fitted(self, "trainers_")
 
     def _held_clients(self) -> NDArrayInt:
         return np.setdiff1d(np.arange(self.n_users, dtype=np.int64), np.asarray(self.unlearned_, dtype=np.int64))

@@ -78,6 +78,8 @@ class DCKMeans(UnlearningMixin, FederatedClusteringMixin, BaseEstimator):
     ((0,), [0, 2, 3])
     """
 
+    _fitted_attribute = "server_centers_"
+
     def __init__(self, n_clusters: int = 8, *, root_n_init: int = 10, random_state: SeedLike = None) -> None:
         self.n_clusters = n_clusters
         self.root_n_init = root_n_init
@@ -147,9 +149,6 @@ class DCKMeans(UnlearningMixin, FederatedClusteringMixin, BaseEstimator):
         root = KMeans(min(self._k, len(pool)), n_init=self._root_n_init, random_state=self._streams[-1]).fit(pool)
         self.server_centers_ = root.cluster_centers_
         return time.perf_counter() - start
-
-    def _check_fitted_for_unlearning(self) -> None:
-        check_is_fitted(self, "server_centers_")
 
     def _held_samples(self) -> NDArrayInt:
         return np.concatenate([ids for ids, leaf in zip(self._ids, self._leaf, strict=True) if leaf is not None])

@@ -180,6 +180,8 @@ class MUFC(UnlearningMixin, FederatedClusteringMixin, BaseEstimator):
     ((1,), 0)
     """
 
+    _fitted_attribute = "server_centers_"
+
     def __init__(
         self,
         n_clusters: int = 8,
@@ -447,9 +449,6 @@ class MUFC(UnlearningMixin, FederatedClusteringMixin, BaseEstimator):
         return kmeans_objective(X, self.server_centers_, labels=labels)
 
     # -------------------------------------------------------------- unlearning
-    def _check_fitted_for_unlearning(self) -> None:
-        check_is_fitted(self, "server_centers_")
-
     def _held_samples(self) -> NDArrayInt:
         return np.concatenate([c.ids[c.alive] for c in self._clients if c is not None])
 

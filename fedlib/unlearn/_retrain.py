@@ -55,6 +55,8 @@ class Retrain(UnlearningMixin, BaseEstimator):
     ((0, 1), True, 29)
     """
 
+    _fitted_attribute = "estimator_"
+
     def __init__(self, estimator) -> None:
         self.estimator = estimator
 
@@ -114,9 +116,6 @@ class Retrain(UnlearningMixin, BaseEstimator):
             else {"server_seconds": seconds, "rounds": 1}
         )  # fmt: skip
         return UnlearningReport(server_refit=True, **times, **fields)
-
-    def _check_fitted_for_unlearning(self) -> None:
-        check_is_fitted(self, "estimator_")
 
     def _held_samples(self) -> NDArrayInt:
         return self._ids

@@ -9,7 +9,7 @@ import numpy as np
 from sklearn.base import BaseEstimator
 
 from fedlib._typing import NDArrayInt, SeedLike
-from fedlib._validation import check_array, check_is_fitted, check_n_clusters, check_random_state, check_sample_weight
+from fedlib._validation import check_array, check_n_clusters, check_random_state, check_sample_weight
 from fedlib.base import UnlearningMixin, UnlearningReport
 from fedlib.cluster import draw_race_keys, kmeans_plusplus_indices, row_norms_squared
 from fedlib.exceptions import UnlearningRequestError
@@ -95,6 +95,8 @@ class KMeansPlusPlus(UnlearningMixin, BaseEstimator):
     True
     """
 
+    _fitted_attribute = "seed_indices_"
+
     unlearns = frozenset({"samples"})
 
     def __init__(self, n_clusters: int = 8, *, race_keys: bool = True, random_state: SeedLike = None) -> None:
@@ -146,9 +148,6 @@ class KMeansPlusPlus(UnlearningMixin, BaseEstimator):
     def _publish(self) -> None:
         self.seed_indices_ = self._ids[self._seeds]
         self.cluster_centers_ = self._X[self._seeds].copy()
-
-    def _check_fitted_for_unlearning(self) -> None:
-        check_is_fitted(self, "seed_indices_")
 
     def _held_samples(self) -> NDArrayInt:
         return self._ids
