@@ -26,7 +26,7 @@ def main() -> None:
     print(f"{'dataset':28s} {'n':>6s} {'d':>4s} {'K':>3s}  vs sklearn greedy  vs sklearn 1 trial")
     with threadpool_limits(1):
         for name in ["covtype", "femnist_sample"]:
-            ds = data.load_or_standin(name)
+            ds = data.load_or_standin(name, random_state=0)
             X, K = ds.X, ds.n_clusters
             ratios = speed_ratios(
                 {

@@ -70,7 +70,7 @@ def main() -> None:
     print("one round of local training (one epoch, SGD), one torch thread")
     print(f"{'model':10s} {'params':>9s} {'regime':18s} {'loop s/round':>13s} {'vmap vs loop':>13s} {'auto':>5s}")
     for name in ("cnn_small", "mlp", "softmax", "lenet5", "cnn_paper"):
-        model = make_model(name, seed=args.seed)
+        model = make_model(name, random_state=args.seed)
         start, d = get_flat(model), n_parameters(model)
         for label, (sizes, batch) in cases.items():
             if name == "cnn_paper" and label != "200 x 40, B=32":
@@ -92,8 +92,8 @@ def main() -> None:
     clients = np.array_split(np.arange(8000), 200)
     X_test, y_test = rng.random((2000, 1, 28, 28), dtype=np.float32), rng.integers(0, 10, size=2000)
     for name in ("cnn_small", "softmax"):
-        trainer = FederatedTrainer(
-            name, X, y, clients, local=LocalSGD(lr=0.05, batch_size=32), test_data=(X_test, y_test)
+        trainer = FederatedTrainer(name, local=LocalSGD(lr=0.05, batch_size=32), random_state=args.seed).fit(
+            X, y, parts=clients, test_data=(X_test, y_test), n_rounds=0
         )
         seconds = median_seconds(trainer.step, args.repeat)
         record = trainer.history_[-1]

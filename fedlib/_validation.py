@@ -10,7 +10,7 @@ import numpy as np
 from sklearn.exceptions import NotFittedError
 from sklearn.utils import check_array as sklearn_check_array
 
-from fedlib._typing import NDArrayFloat, NDArrayInt, SeedLike
+from fedlib._typing import NDArrayFloat, NDArrayInt
 
 __all__ = [
     "NotFittedError",
@@ -19,10 +19,8 @@ __all__ = [
     "check_n_clusters",
     "check_option",
     "check_partition",
-    "check_random_state",
     "check_sample_weight",
     "check_scalar",
-    "spawn_generators",
 ]
 
 
@@ -108,105 +106,6 @@ def check_is_fitted(estimator, attribute: str) -> None:
         raise NotFittedError(
             f"This {type(estimator).__name__} instance is not fitted yet; call fit(X, ...) before using it."
         )
-
-
-def check_random_state(random_state: SeedLike) -> np.random.Generator:
-    """Turn ``random_state`` into a :class:`numpy.random.Generator`.
-
-    Parameters
-    ----------
-    random_state : int, numpy.random.Generator, numpy.random.SeedSequence or None
-        Pass an int for reproducible output across multiple function calls.
-        A Generator is returned as is (so the caller's stream advances);
-        ``None`` draws fresh entropy from the operating system.
-
-    Returns
-    -------
-    numpy.random.Generator
-        A PCG64 generator, or ``random_state`` itself.
-
-    Raises
-    ------
-    TypeError
-        For any other type.
-
-    Examples
-    --------
-    >>> check_random_state(7).random() == check_random_state(7).random()
-    True
-    """
-    if isinstance(random_state, np.random.Generator):
-        return random_state
-    if random_state is None or isinstance(random_state, (numbers.Integral, np.random.SeedSequence)):
-        return np.random.default_rng(random_state)
-    raise TypeError(
-        "random_state must be an int, a numpy.random.Generator, a SeedSequence or None, "
-        f"not {type(random_state).__name__}."
-    )
-
-
-def spawn_generators(random_state: SeedLike, n: int) -> list[np.random.Generator]:
-    """Return ``n`` independent generators derived from ``random_state``.
-
-    Per-client streams come from :meth:`numpy.random.SeedSequence.spawn`, so
-    client ``i`` sees the same stream whatever the other clients draw.
-
-    Parameters
-    ----------
-    random_state : int, numpy.random.Generator, numpy.random.SeedSequence or None
-        The parent seed. A Generator is advanced by one draw, which seeds the children.
-    n : int
-        Number of generators.
-
-    Returns
-    -------
-    list of numpy.random.Generator
-        ``n`` independent generators.
-
-    Raises
-    ------
-    TypeError
-        For a ``random_state`` of any other type.
-
-    Examples
-    --------
-    >>> a, b = spawn_generators(0, 2)
-    >>> a.random() == spawn_generators(0, 2)[0].random(), a.random() == b.random()
-    (True, False)
-    """
-    if isinstance(random_state, np.random.Generator):
-        seq = np.random.SeedSequence(random_state.integers(0, 2**63))
-    elif isinstance(random_state, np.random.SeedSequence):
-        seq = random_state
-    else:
-        check_random_state(random_state)  # type check only
-        seq = np.random.SeedSequence(random_state)
-    return [np.random.default_rng(s) for s in seq.spawn(n)]
-
-
-def child_sequence(root: np.random.SeedSequence, *key: int) -> np.random.SeedSequence:
-    """The stream of ``root`` named by integer ``key``: the same key gives the same bits, whatever else was drawn.
-
-    Parameters
-    ----------
-    root : numpy.random.SeedSequence
-        The simulation's root.
-    *key : int
-        The stream's name, e.g. ``(purpose, round, client)``.
-
-    Returns
-    -------
-    numpy.random.SeedSequence
-        ``root`` with ``key`` appended to its spawn key.
-
-    Examples
-    --------
-    >>> root = np.random.SeedSequence(0)
-    >>> a = np.random.default_rng(child_sequence(root, 1, 2)).random()
-    >>> a == np.random.default_rng(child_sequence(root, 1, 2)).random()
-    True
-    """
-    return np.random.SeedSequence(root.entropy, spawn_key=(*root.spawn_key, *(int(k) for k in key)))
 
 
 def check_array(X, *, name: str = "X", min_samples: int = 1, dtype=np.float64) -> NDArrayFloat:

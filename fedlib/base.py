@@ -7,6 +7,10 @@ Every request is checked the same way before anything changes (:meth:`Unlearning
 request, an id given twice, an id that was never fitted or is already forgotten raise
 :class:`~fedlib.exceptions.UnlearningRequestError`; a request before ``fit`` raises scikit-learn's
 ``NotFittedError``. ``tests/unlearn/test_contract.py`` runs every such method through this contract.
+
+The federated clustering estimators share one more contract, :class:`FederatedClusterer`: ``fit(X, y=None, *,
+parts=None)`` on the rows of ``X`` that each client holds, with the data, ``n_clusters`` and the partition checked
+the same way in each.
 """
 
 from __future__ import annotations
@@ -16,12 +20,14 @@ from dataclasses import dataclass, field
 from typing import Any
 
 import numpy as np
+from sklearn.base import BaseEstimator
+from sklearn.utils.validation import validate_data
 
-from fedlib._typing import NDArrayInt
-from fedlib._validation import check_ids, check_is_fitted
+from fedlib._typing import NDArrayFloat, NDArrayInt
+from fedlib._validation import check_array, check_fit_partition, check_ids, check_is_fitted, check_n_clusters
 from fedlib.exceptions import UnlearningRequestError
 
-__all__ = ["UnlearningMixin", "UnlearningReport"]
+__all__ = ["FederatedClusterer", "UnlearningMixin", "UnlearningReport"]
 
 
 @dataclass(frozen=True)
@@ -179,6 +185,71 @@ class UnlearningMixin:
 
     def _unlearn(self, samples: NDArrayInt, clients: NDArrayInt, **options) -> UnlearningReport:
         raise NotImplementedError
+
+
+class FederatedClusterer(BaseEstimator):
+    """Base of the federated clustering estimators: ``fit(X, y=None, *, parts=None)`` on data split over clients.
+
+    Every federated clustering estimator of fedlib (:class:`fedlib.cluster.OneShotFederatedKMeans`,
+    :class:`fedlib.cluster.KFED`, :class:`fedlib.secagg.SecFC`, :class:`fedlib.unlearn.MUFC`,
+    :class:`fedlib.unlearn.DCKMeans`) is fitted by ``fit(X, parts=parts)``, where ``parts[l]`` are the rows of
+    ``X`` that client ``l`` holds; they must partition the rows, and ``parts=None`` puts every row on one client
+    (as scikit-learn's checks call ``fit(X)``). It exposes fitted attributes with a trailing underscore, among
+    them ``n_features_in_`` and ``federated_loss_`` (by :func:`fedlib.cluster.kmeans_objective`), and
+    ``predict(X)``. Using it before ``fit`` raises :class:`sklearn.exceptions.NotFittedError`.
+
+    As in every scikit-learn estimator, the constructor stores the hyper-parameters as given, among them
+    ``n_clusters`` and ``random_state``; ``fit`` checks them. A subclass's ``fit`` starts with
+    ``_check_fit_data``, which checks the data, ``n_clusters`` and the partition and sets
+    ``n_features_in_``, then checks its own hyper-parameters; its ``predict`` starts with
+    ``_check_predict_data``. It names in ``_fitted_attribute`` the attribute whose absence means "not
+    fitted".
+
+    Examples
+    --------
+    >>> class Means(FederatedClusterer):
+    ...     _fitted_attribute = "client_means_"
+    ...
+    ...     def __init__(self, n_clusters=1):
+    ...         self.n_clusters = n_clusters
+    ...
+    ...     def fit(self, X, y=None, *, parts=None):
+    ...         X, parts, _ = self._check_fit_data(X, y, parts)
+    ...         self.client_means_ = np.array([X[idx].mean(axis=0) for idx in parts])
+    ...         return self
+    >>> Means().fit([[0.0], [2.0], [10.0]], parts=[[0, 1], [2]]).client_means_.ravel().tolist()
+    [1.0, 10.0]
+    >>> Means().fit([[0.0], [2.0]], parts=[[0], [0, 1]])
+    Traceback (most recent call last):
+        ...
+    ValueError: parts must partition range(n_samples=2): every index exactly once.
+    """
+
+    #: The fitted attribute whose absence means "not fitted" (set by each subclass).
+    _fitted_attribute: str
+
+    def _check_fit_data(self, X, y, parts) -> tuple[NDArrayFloat, list[NDArrayInt], int]:
+        """Check the arguments of ``fit`` and ``n_clusters``, and set ``n_features_in_``.
+
+        Returns ``(X, parts, n_clusters)``: ``X`` as a C-contiguous finite float64 array (complex,
+        sparse, NaN and infinite data refused), the clients' row indices as int64 arrays that partition
+        its rows (one client holding every row when ``parts`` is ``None``), and ``n_clusters`` as an int in
+        ``[1, n_samples]``. Raises ``ValueError`` (or ``TypeError``) with the messages of those checks,
+        and ``TypeError`` for a partition passed positionally as ``y``.
+        """
+        X = check_array(X)
+        self.n_features_in_ = X.shape[1]
+        n_clusters = check_n_clusters(self.n_clusters, X.shape[0])
+        parts = check_fit_partition(parts, y, X.shape[0])
+        return X, parts, n_clusters
+
+    def _check_predict_data(self, X) -> NDArrayFloat:
+        """Check the argument of ``predict``: ``X`` as float64 with ``n_features_in_`` columns, else ``ValueError``.
+
+        Before ``fit`` (the attribute named by ``_fitted_attribute`` is missing), ``NotFittedError`` instead.
+        """
+        check_is_fitted(self, self._fitted_attribute)
+        return validate_data(self, X, reset=False, dtype=np.float64, order="C")
 
 
 def _repeated(ids: NDArrayInt) -> list[int]:

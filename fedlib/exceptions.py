@@ -43,9 +43,9 @@ class FedlibError(Exception):
 
     Examples
     --------
-    >>> from fedlib.field import quantize
+    >>> from fedlib.field import to_fixed_point
     >>> try:
-    ...     quantize([[1e30]], scale=1.0)
+    ...     to_fixed_point([[1e30]], scale=1.0)
     ... except FedlibError as error:
     ...     type(error).__name__
     'FieldOverflowError'

@@ -1,14 +1,26 @@
 """Public helpers for code built on fedlib (experiment drivers, benchmarks, chapters).
 
-- :data:`SeedLike` and :func:`check_random_state`: every random choice takes an int, a
-  ``numpy.random.Generator``, a ``SeedSequence`` or ``None``; :func:`spawn_generators` gives
-  independent per-client streams.
+- Randomness, fedlib's one policy (:mod:`fedlib._random`): every random choice takes ``random_state``, a
+  :data:`SeedLike` (an int, a ``numpy.random.Generator``, a ``SeedSequence`` or ``None``), default ``None``
+  (fresh entropy, as in scikit-learn; pass an int for the same bits on every run).
+  :func:`check_random_state` gives a call's generator; :func:`root_sequence` the root of a computation's
+  streams, :func:`child_sequence` the stream named by a key (a child of ``SeedSequence.spawn``, the same
+  whatever was drawn before) and :func:`spawn_generators` the first ``n`` children as generators.
 - :func:`check_scalar`: the one scalar validator (a float where an int is meant raises).
 - :func:`progress`: a tqdm bar interactively, none in the rendered book (``FEDLIB_PROGRESS=0``).
 """
 
 from fedlib._progress import progress
+from fedlib._random import check_random_state, child_sequence, root_sequence, spawn_generators
 from fedlib._typing import SeedLike
-from fedlib._validation import check_random_state, check_scalar, spawn_generators
+from fedlib._validation import check_scalar
 
-__all__ = ["SeedLike", "check_random_state", "check_scalar", "progress", "spawn_generators"]
+__all__ = [
+    "SeedLike",
+    "check_random_state",
+    "check_scalar",
+    "child_sequence",
+    "progress",
+    "root_sequence",
+    "spawn_generators",
+]

@@ -18,6 +18,7 @@ ROOT = Path(__file__).resolve().parents[1]
 LAYERS = (
     "exceptions",
     "_typing",
+    "_random",
     "_progress",
     "_optional",
     "_validation",

@@ -282,6 +282,8 @@ def test_utils_reexports_the_validators():
     assert set(fedlib.utils.__all__) == {
         "SeedLike",
         "check_random_state",
+        "child_sequence",
+        "root_sequence",
         "check_scalar",
         "progress",
         "spawn_generators",
@@ -312,11 +314,14 @@ def test_removal_entry_points_refuse_fractional_ids():
         model.unlearn([3.7])
     with pytest.raises(ValueError, match="whole numbers"):
         model.unlearn(clients=[0.5])
-    trainer = AsyncFederatedTrainer("softmax", X.astype(np.float32), rng.integers(0, 2, 40),
-                                    [np.arange(20), np.arange(20, 40)], training_times=[1.0, 2.0],
-                                    concurrency=2, buffer=1)  # fmt: skip
+    trainer = AsyncFederatedTrainer("softmax", concurrency=2, buffer=1).fit(
+        X.astype(np.float32),
+        rng.integers(0, 2, 40),
+        parts=[np.arange(20), np.arange(20, 40)],
+        training_times=[1.0, 2.0],
+    )
     with pytest.raises(ValueError, match="whole numbers"):
-        trainer.erase([0.5])
+        trainer.unlearn(clients=[0.5])
 
 
 # --- issue 11, item 7: complex input is refused, not truncated ------------------------------------------------

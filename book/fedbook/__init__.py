@@ -6,13 +6,24 @@
 - :mod:`fedbook.secagg_fu`: Liu et al.'s ParGen figures, errata and Monte Carlo; its ``protocol``
   module runs SecAgg+ inside a cluster (Fig. 3, thresholds, coalitions, dropouts, cost against k and N).
 - :func:`glue_all`: glue a dict of computed values into a chapter with one call.
-- :func:`verdict`: the one rule by which every chapter compares its mean ± std with a paper's, and
-  :func:`mean_cell` the way our cell is printed beside the paper's (one-run cells marked).
+- :func:`verdict`: the one rule by which every chapter compares its mean ± std with a paper's, built on the
+  difference test :func:`compare_to_noise` (beyond the noise, and on which side) and the equivalence test
+  :func:`within` (within a margin), which the chapters' other verdicts call; :func:`mean_cell` the way our
+  cell is printed beside the paper's (one-run cells marked).
 
 Drivers import only public names of the library.
 """
 
 from fedbook._glue import glue_all
-from fedbook._verdict import INCONCLUSIVE, ONE_RUN, mean_cell, verdict
+from fedbook._verdict import INCONCLUSIVE, ONE_RUN, WITHIN_NOISE, compare_to_noise, mean_cell, verdict, within
 
-__all__ = ["INCONCLUSIVE", "ONE_RUN", "glue_all", "mean_cell", "verdict"]
+__all__ = [
+    "INCONCLUSIVE",
+    "ONE_RUN",
+    "WITHIN_NOISE",
+    "compare_to_noise",
+    "glue_all",
+    "mean_cell",
+    "verdict",
+    "within",
+]

@@ -176,7 +176,9 @@ def _timed_power_sum_decoding(
     """
     seconds: dict[str, float] = {}
     try:
-        total = decode_power_sums(syndromes, p, backend="flint", support=known_support, stage_seconds=seconds)
+        total = decode_power_sums(
+            syndromes, p, backend="flint", support=known_support, stage_seconds=seconds, random_state=0
+        )
     except ValueError as error:
         raise RuntimeError(f"the locator's roots are not the bins of the plain sum: {error}") from error
     t_roots = seconds["roots"]
@@ -446,7 +448,7 @@ def femnist_grid() -> tuple[int, int]:
     from fedlib.cluster import UniformGrid
     from fedlib.data import load_or_standin, scale_max_abs
 
-    ds = load_or_standin("femnist_sample")
+    ds = load_or_standin("femnist_sample", random_state=0)
     rows = largest_groups(ds.extras["user_index"], FEMNIST_WRITERS) if "user_index" in ds.extras else None
     X = scale_max_abs(ds.X if rows is None else ds.X[rows])
     return X.shape[0], UniformGrid.from_data(X, 1.0 / np.sqrt(X.shape[0])).n_bins

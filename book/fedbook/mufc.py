@@ -11,7 +11,7 @@ import numpy as np
 import pandas as pd
 from joblib import Parallel, delayed
 
-from fedbook._verdict import INCONCLUSIVE, mean_cell, verdict
+from fedbook._verdict import INCONCLUSIVE, mean_cell, verdict, within
 from fedbook.papers import mufc as paper
 from fedlib.cluster import KFED, KMeans
 from fedlib.data import (
@@ -470,7 +470,7 @@ def split_spread(
                 "mean": mean,
                 "std between splits": std,
                 "paper mean": published,
-                "paper within the spread": bool(n_splits > 1 and abs(published - mean) <= 2 * std),
+                "paper within the spread": n_splits > 1 and within(published - mean, 2 * std),
             }
         )
     columns = ["method", "dataset", "ours over splits", "mean", "std between splits", "paper mean",

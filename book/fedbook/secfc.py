@@ -30,7 +30,7 @@ from fedlib.data import (
     make_gaussian_mixture,
     rotated_digit,
 )
-from fedlib.field import LagrangeCode, lagrange_basis, quantize, to_field
+from fedlib.field import LagrangeCode, lagrange_basis, to_field, to_fixed_point
 from fedlib.secagg import (
     SECFC_PRIME,
     CodedDistances,
@@ -70,7 +70,8 @@ def gaussian_problem(
 
 def rotated_mnist(digit: int, *, random_state: SeedLike = 0) -> Dataset:
     """SecFC Sec. 5.2: the MNIST test images of ``digit`` in four disjoint groups rotated by 0/90/180/270 degrees."""
-    return rotated_digit(load_or_standin("mnist_test"), digit, construction="disjoint", random_state=random_state)
+    images = load_or_standin("mnist_test", random_state=0)
+    return rotated_digit(images, digit, construction="disjoint", random_state=random_state)
 
 
 #: Float Lloyd started from SecFC's own initial clustering: what quantization alone changes.
@@ -404,11 +405,11 @@ def segment_leakage(
     code = LagrangeCode(n_clients=n_clients, n_segments=n_segments, n_masks=t, prime=SECFC_PRIME)
     q = code.prime
     scale = max_safe_scale(m, d, float(np.max(np.linalg.norm(X, axis=1))), q)
-    X_int = quantize(X, scale)
+    X_int = to_fixed_point(X, scale)
     labels = centralized_lloyd(X, n_clusters, random_state=rng).labels
     shares = share_all(code, to_field(X_int, q), [np.arange(m)], random_state=rng)
     R = code.recovery_threshold(2)
-    oracle = CodedDistances(code, shares, n_responders=R, rng=rng)
+    oracle = CodedDistances(code, shares, n_responders=R, random_state=rng)
     responders = list(range(R))
     responses = np.stack([oracle.client_response(j, labels, n_clusters) for j in responders])
     per_segment = code.decode(responses, responders, 2, targets="segments")  # (ℓ, m, k)
@@ -604,7 +605,7 @@ def worked_example(*, prime: int = 8191, random_state: SeedLike = 0) -> WorkedEx
     q = code.prime
     shares = share_points(code, to_field(X_int, q), random_state=random_state)  # (n, m, d)
     sizes = np.bincount(labels, minlength=2)
-    clients = CodedDistances(code, shares, n_responders=5, rng=check_random_state(random_state))
+    clients = CodedDistances(code, shares, n_responders=5, random_state=random_state)
     coded = np.stack([clients.client_response(j, labels, 2) for j in range(5)])  # (n, m, k)
     coded_centres = np.stack([[shares[j][labels == h].sum(axis=0) % q for h in range(2)] for j in range(5)])
     responders = [4, 0, 2, 3, 1]

@@ -47,8 +47,9 @@ import numpy as np
 from scipy import sparse
 
 from fedlib._optional import import_optional
+from fedlib._random import check_random_state
 from fedlib._typing import SeedLike
-from fedlib._validation import check_option, check_random_state, check_scalar
+from fedlib._validation import check_option, check_scalar
 from fedlib.exceptions import InfeasibleAssignment
 
 #: Solvers of :func:`lexmin_assignment`.

@@ -31,14 +31,15 @@ from typing import Protocol
 
 import numpy as np
 
+from fedlib._random import check_random_state, spawn_generators
 from fedlib._typing import NDArrayInt, SeedLike
-from fedlib._validation import check_array, check_n_clusters, check_random_state, check_scalar, spawn_generators
+from fedlib._validation import check_array, check_n_clusters, check_scalar
 from fedlib.cluster._distance import squared_distances
 from fedlib.cluster._kmeanspp import kmeans_plusplus_indices
 from fedlib.cluster._lloyd import LloydResult, lloyd_loop
 from fedlib.cluster._membership import cluster_sizes, cluster_sums
 from fedlib.exceptions import FieldOverflowError
-from fedlib.field import quantize
+from fedlib.field import to_fixed_point
 
 __all__ = [
     "DistanceOracle",
@@ -469,6 +470,6 @@ def centralized_lloyd(
         oracle = FloatDistances(X)
     else:
         scale = check_scalar(scale, "scale", "real", min_val=0.0, include_min=False)
-        oracle = PlainIntegerDistances(quantize(X, scale))
+        oracle = PlainIntegerDistances(to_fixed_point(X, scale))
     rng = spawn_generators(random_state, N_STREAMS)[0]
     return distance_lloyd(oracle, k, init=init, max_iter=max_iter, random_state=rng)

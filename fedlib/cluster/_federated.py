@@ -1,30 +1,20 @@
-"""Federated clustering without privacy: the common estimator shape, one-shot federated K-means (MUFC Alg. 5).
+"""Federated clustering without privacy: ``predict`` from server centres, one-shot federated K-means (MUFC Alg. 5).
 
 Every federated estimator of fedlib (:class:`OneShotFederatedKMeans`,
 :class:`KFED`, :class:`fedlib.secagg.SecFC`, :class:`fedlib.unlearn.MUFC`,
-:class:`fedlib.unlearn.DCKMeans`) is fitted by ``fit(X, parts)``, where
-``parts[l]`` are the rows of ``X`` that client ``l`` holds; it exposes fitted
-attributes with a trailing underscore, among them ``federated_loss_``, and
-``predict(X)``. Using it before ``fit`` raises
-:class:`sklearn.exceptions.NotFittedError`.
+:class:`fedlib.unlearn.DCKMeans`) is a :class:`fedlib.base.FederatedClusterer`:
+fitted by ``fit(X, parts=parts)``, where ``parts[l]`` are the rows of ``X``
+that client ``l`` holds, with its arguments checked in one place.
 """
 
 from __future__ import annotations
 
 import numpy as np
-from sklearn.base import BaseEstimator
-from sklearn.utils.validation import validate_data
 
+from fedlib._random import spawn_generators
 from fedlib._typing import NDArrayFloat, NDArrayInt, SeedLike
-from fedlib._validation import (
-    check_array,
-    check_fit_partition,
-    check_is_fitted,
-    check_n_clusters,
-    check_scalar,
-    spawn_generators,
-    warn_small_clients,
-)
+from fedlib._validation import check_scalar, warn_small_clients
+from fedlib.base import FederatedClusterer
 from fedlib.cluster._distance import assign_to_nearest, nearest_centre_labels, row_norms_squared
 from fedlib.cluster._kmeanspp import kmeans_plusplus_indices
 from fedlib.cluster._lloyd import KMeans, _lloyd
@@ -32,7 +22,12 @@ from fedlib.cluster._objective import kmeans_objective
 
 
 class FederatedClusteringMixin:
-    """``predict`` for federated estimators: the nearest of the fitted ``server_centers_``."""
+    """``predict`` for federated estimators: the nearest of the fitted ``server_centers_``.
+
+    Mixed into subclasses of :class:`fedlib.base.FederatedClusterer` that fit ``server_centers_``.
+    """
+
+    _fitted_attribute = "server_centers_"
 
     def predict(self, X) -> NDArrayInt:
         """Index of the nearest server centre for each row of ``X``.
@@ -54,8 +49,7 @@ class FederatedClusteringMixin:
         ValueError
             If ``X`` has a different number of features than the fitted data.
         """
-        check_is_fitted(self, "server_centers_")
-        X = validate_data(self, X, reset=False, dtype=np.float64, order="C")
+        X = self._check_predict_data(X)
         return nearest_centre_labels(X, self.server_centers_)
 
 
@@ -105,7 +99,7 @@ def local_clusters(
     return centers, labels
 
 
-class OneShotFederatedKMeans(FederatedClusteringMixin, BaseEstimator):
+class OneShotFederatedKMeans(FederatedClusteringMixin, FederatedClusterer):
     """Cluster data spread over clients in one round, without privacy (MUFC Alg. 5, App. I).
 
     1. Each client seeds K centres with K-means++ on its own points (and, with
@@ -222,11 +216,8 @@ class OneShotFederatedKMeans(FederatedClusteringMixin, BaseEstimator):
             ``n_clusters``: the message gives how many, and each of them uses
             all its points as local centres (fewer than K).
         """
-        X = check_array(X)
-        self.n_features_in_ = X.shape[1]
+        X, parts, k = self._check_fit_data(X, y, parts)
         n = X.shape[0]
-        k = check_n_clusters(self.n_clusters, n)
-        parts = check_fit_partition(parts, y, n)
         server_n_init = check_scalar(self.server_n_init, "server_n_init", "int", min_val=1)
         warn_small_clients([idx.size for idx in parts], k, "OneShotFederatedKMeans")
         streams = spawn_generators(self.random_state, len(parts) + 1)

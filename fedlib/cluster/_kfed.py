@@ -5,19 +5,12 @@ from __future__ import annotations
 import time
 
 import numpy as np
-from sklearn.base import BaseEstimator
 from sklearn.utils.extmath import randomized_svd
 
+from fedlib._random import spawn_generators
 from fedlib._typing import NDArrayFloat, NDArrayInt, SeedLike
-from fedlib._validation import (
-    check_array,
-    check_fit_partition,
-    check_n_clusters,
-    check_option,
-    check_scalar,
-    spawn_generators,
-    warn_small_clients,
-)
+from fedlib._validation import check_option, check_scalar, warn_small_clients
+from fedlib.base import FederatedClusterer
 from fedlib.cluster._distance import assign_to_nearest, row_norms_squared, squared_distances
 from fedlib.cluster._federated import FederatedClusteringMixin
 from fedlib.cluster._kmeanspp import kmeans_plusplus_indices
@@ -131,7 +124,7 @@ def _cleanup_max(
     return step.centers, history[-1]
 
 
-class KFED(FederatedClusteringMixin, BaseEstimator):
+class KFED(FederatedClusteringMixin, FederatedClusterer):
     """K-FED (Dennis, Li and Smith, ICML 2021): one-shot, unweighted, exact local centres sent in the clear.
 
     Each device runs the K-FED local step with ``n_local_clusters`` local
@@ -295,10 +288,7 @@ class KFED(FederatedClusteringMixin, BaseEstimator):
             ``n_local_clusters``: the message gives how many; each of them
             sends all its points as centres (fewer than ``n_local_clusters``).
         """
-        X = check_array(X)
-        self.n_features_in_ = X.shape[1]
-        k = check_n_clusters(self.n_clusters, X.shape[0])
-        parts = check_fit_partition(parts, y, X.shape[0])
+        X, parts, k = self._check_fit_data(X, y, parts)
         k_local = k if self.n_local_clusters is None else self.n_local_clusters
         k_local = check_scalar(k_local, "n_local_clusters", "int", min_val=1)
         if k_local * len(parts) < k:

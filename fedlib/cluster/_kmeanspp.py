@@ -7,14 +7,9 @@ from typing import Protocol
 
 import numpy as np
 
+from fedlib._random import check_random_state
 from fedlib._typing import NDArrayFloat, NDArrayInt, SeedLike
-from fedlib._validation import (
-    check_array,
-    check_n_clusters,
-    check_race_keys,
-    check_random_state,
-    check_sample_weight,
-)
+from fedlib._validation import check_array, check_n_clusters, check_race_keys, check_sample_weight
 from fedlib.cluster._distance import row_norms_squared, squared_distances
 
 
@@ -221,7 +216,7 @@ def kmeans_plusplus_indices(
     points: NDArrayFloat | DistanceColumns,
     n_clusters: int,
     weights: NDArrayFloat,
-    rng: np.random.Generator,
+    random_state: SeedLike,
     *,
     n_local_trials: int = 1,
     x_squared_norms: NDArrayFloat | None = None,
@@ -235,7 +230,7 @@ def kmeans_plusplus_indices(
     federated estimators and MUFC's unlearning, which hold arrays they have
     already checked, a prefix to replay, or distances instead of coordinates.
     Draws are plain D² sampling by inverse CDF, one uniform per step (the
-    ``t``-th centre from the ``t``-th uniform of ``rng``), scikit-learn's
+    ``t``-th centre from the ``t``-th uniform of ``random_state``), scikit-learn's
     greedy variant with ``n_local_trials > 1``, or an exponential race on
     ``race_keys``. With a ``prefix`` drawing continues from step
     ``len(prefix)``, and the running minimum of D² is rebuilt one centre at a
@@ -252,8 +247,9 @@ def kmeans_plusplus_indices(
         Number of centres, at most the number of positive weights.
     weights : ndarray of float64, shape (n_samples,)
         Non-negative sample weights.
-    rng : numpy.random.Generator
-        The uniforms of plain and greedy sampling (unused with ``race_keys``).
+    random_state : int, numpy.random.Generator, numpy.random.SeedSequence or None
+        The uniforms of plain and greedy sampling (unused with ``race_keys``); a Generator is used as is,
+        so the caller's stream advances.
     n_local_trials : int, default=1
         Candidates per step; 1 is plain D² sampling.
     x_squared_norms : ndarray of shape (n_samples,), optional
@@ -285,6 +281,7 @@ def kmeans_plusplus_indices(
     >>> idx.tolist() == kmeans_plusplus(X, 2, random_state=0)[1].tolist()
     True
     """
+    rng = check_random_state(random_state)
     columns = CoordinateColumns(points, x_squared_norms) if isinstance(points, np.ndarray) else points
     n = columns.n_samples
     indices = np.empty(n_clusters, dtype=np.int64)

@@ -9,14 +9,9 @@ import numpy as np
 from sklearn.base import BaseEstimator, ClusterMixin, TransformerMixin
 from sklearn.utils.validation import _check_sample_weight, check_is_fitted, validate_data
 
+from fedlib._random import check_random_state
 from fedlib._typing import NDArrayFloat, NDArrayInt, SeedLike
-from fedlib._validation import (
-    check_array,
-    check_n_clusters,
-    check_random_state,
-    check_sample_weight,
-    check_scalar,
-)
+from fedlib._validation import check_array, check_n_clusters, check_sample_weight, check_scalar
 from fedlib.cluster._distance import assign_to_nearest, row_norms_squared, squared_distances
 from fedlib.cluster._kmeanspp import kmeans_plusplus_indices
 from fedlib.cluster._membership import cluster_sums

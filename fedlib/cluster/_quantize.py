@@ -7,7 +7,8 @@ from math import prod
 
 import numpy as np
 
-from fedlib._typing import NDArrayFloat, NDArrayInt
+from fedlib._random import check_random_state
+from fedlib._typing import NDArrayFloat, NDArrayInt, SeedLike
 from fedlib._validation import check_array
 
 #: Largest bin coordinate |x/γ| accepted: differences of two coordinates, and a grid's B_t, then fit in int64.
@@ -52,7 +53,7 @@ class UniformGrid:
     >>> grid.shape, grid.n_bins
     ((3, 2), 6)
     >>> cells = grid.cells([[0.9, 0.3]])
-    >>> cells.tolist(), grid.flat_index(cells), grid.quantize([[0.9, 0.3]]).tolist()
+    >>> cells.tolist(), grid.flat_index(cells), grid.snap_to_centers([[0.9, 0.3]]).tolist()
     ([[2, 1]], [6], [[1.0, 0.5]])
     >>> grid.cells_of([6]).tolist()
     [[2, 1]]
@@ -194,8 +195,12 @@ class UniformGrid:
         """
         return (np.asarray(cells, dtype=np.int64) + self.offset) * self.gamma
 
-    def quantize(self, X) -> NDArrayFloat:
+    def snap_to_centers(self, X) -> NDArrayFloat:
         """Each row replaced by the centre of its bin; error at most gamma/2 per coordinate.
+
+        MUFC's quantizer (App. H): real points in, real points out, rounded to
+        the nearest multiple of ``γ``. Not :func:`fedlib.field.to_fixed_point`,
+        which rounds ``λx`` down and returns the integers themselves.
 
         Parameters
         ----------
@@ -209,15 +214,15 @@ class UniformGrid:
         """
         return self.centers(self.cells(X))
 
-    def sample_uniform(self, cells, rng: np.random.Generator) -> NDArrayFloat:
+    def sample_uniform(self, cells, random_state: SeedLike = None) -> NDArrayFloat:
         """One point uniform in each given bin (MUFC's default server data, App. H).
 
         Parameters
         ----------
         cells : array-like of int of shape (n_cells, d)
             Cell coordinates, one row per point to draw.
-        rng : numpy.random.Generator
-            The generator to draw from.
+        random_state : int, numpy.random.Generator, numpy.random.SeedSequence or None, default=None
+            The draw; a Generator is used as is, so the caller's stream advances.
 
         Returns
         -------
@@ -225,7 +230,7 @@ class UniformGrid:
             A uniform point in each bin.
         """
         centers = self.centers(cells)
-        return centers + rng.uniform(-self.gamma / 2, self.gamma / 2, size=centers.shape)
+        return centers + check_random_state(random_state).uniform(-self.gamma / 2, self.gamma / 2, size=centers.shape)
 
 
 def _bin_coordinates(X: NDArrayFloat, gamma: float) -> NDArrayInt:

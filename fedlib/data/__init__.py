@@ -15,7 +15,8 @@
 - Client partitions: iid (:func:`iid_partition`), MUFC's non-iid split
   (:func:`non_iid_partition`), SecFC's k' split (:func:`k_prime_partition`),
   the per-class Dirichlet split (:func:`dirichlet_partition`), natural groups
-  (:func:`partition_by_group`), and their cluster counts
+  (:func:`partition_by_group`; a random sample of them with a test set:
+  :func:`split_by_group`), and their cluster counts
   (:func:`client_cluster_counts`).
 - Helpers: MUFC's global scaling (:func:`scale_max_abs`), uniform subsamples
   for small runs (:func:`subsample_indices`), the dataset names (:func:`available`),
@@ -49,6 +50,7 @@ from fedlib.data._partition import (
     k_prime_partition,
     non_iid_partition,
     partition_by_group,
+    split_by_group,
     subsample_indices,
 )
 from fedlib.data._registry import fetch, registry
@@ -83,6 +85,7 @@ __all__ = [
     "registry",
     "rotated_digit",
     "scale_max_abs",
+    "split_by_group",
     "split_dataset",
     "subsample_indices",
     "text_windows",

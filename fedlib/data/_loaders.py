@@ -13,8 +13,9 @@ from pathlib import Path
 import numpy as np
 
 from fedlib._optional import import_optional
+from fedlib._random import check_random_state
 from fedlib._typing import SeedLike
-from fedlib._validation import check_random_state, check_scalar
+from fedlib._validation import check_scalar
 from fedlib.data._dataset import Dataset
 from fedlib.data._registry import fetch, registry, verify
 from fedlib.data._shapes import STANDIN_SHAPES
@@ -248,7 +249,7 @@ def available() -> list[str]:
     return sorted([*_LOADERS, *_GENERATED])
 
 
-def load(name: str, *, random_state: SeedLike = 0) -> Dataset:
+def load(name: str, *, random_state: SeedLike = None) -> Dataset:
     """Load a registered dataset, or generate a synthetic one.
 
     Real datasets come from hash-checked files (see ``data/README.md``).
@@ -257,7 +258,7 @@ def load(name: str, *, random_state: SeedLike = 0) -> Dataset:
     ----------
     name : str
         One of :func:`available` (case-insensitive).
-    random_state : int, numpy.random.Generator or None, default=0
+    random_state : int, numpy.random.Generator or None, default=None
         Used only by the generated datasets (``gaussian``, ``tcga_standin``,
         ``tmi_standin``).
 
@@ -283,7 +284,7 @@ def load(name: str, *, random_state: SeedLike = 0) -> Dataset:
     raise KeyError(f"unknown dataset {name!r}; available: {available()}.")
 
 
-def load_or_standin(name: str, *, random_state: SeedLike = 0) -> Dataset:
+def load_or_standin(name: str, *, random_state: SeedLike = None) -> Dataset:
     """:func:`load`, or a labelled stand-in (with a warning) when the file cannot be had.
 
     A stand-in has the shape of the data it replaces
@@ -294,7 +295,7 @@ def load_or_standin(name: str, *, random_state: SeedLike = 0) -> Dataset:
     ----------
     name : str
         One of :func:`available` (case-insensitive).
-    random_state : int, numpy.random.Generator or None, default=0
+    random_state : int, numpy.random.Generator or None, default=None
         Seeds the generated datasets and the stand-ins.
 
     Returns
@@ -341,7 +342,7 @@ def split_dataset(
     test_size: float | int,
     *,
     stratify: bool = True,
-    random_state: SeedLike = 0,
+    random_state: SeedLike = None,
 ) -> tuple[Dataset, Dataset]:
     """Split a dataset into a train and a test part, reproducibly.
 
@@ -361,7 +362,7 @@ def split_dataset(
         A float in (0, 1): the share of rows in the test part; an int: their number.
     stratify : bool, default=True
         Keep each label's share in both parts.
-    random_state : int, numpy.random.Generator or None, default=0
+    random_state : int, numpy.random.Generator or None, default=None
         Pass an int for reproducible output across multiple function calls.
 
     Returns

@@ -6,8 +6,9 @@ import math
 
 import numpy as np
 
+from fedlib._random import check_random_state
 from fedlib._typing import SeedLike
-from fedlib._validation import check_random_state, check_scalar
+from fedlib._validation import check_scalar
 from fedlib.data._dataset import Dataset
 from fedlib.data._synthetic import make_blobs
 

@@ -1,11 +1,12 @@
-"""Splitting a dataset over clients: iid, MUFC/K-FED non-iid, per-class Dirichlet, and natural groups."""
+"""Splitting a dataset over clients: iid, MUFC/K-FED non-iid, per-class Dirichlet, natural groups (all or a sample)."""
 
 from __future__ import annotations
 
 import numpy as np
 
+from fedlib._random import check_random_state
 from fedlib._typing import NDArrayInt, SeedLike
-from fedlib._validation import check_random_state, check_scalar
+from fedlib._validation import check_scalar
 
 
 def _check_n_clients(n_clients: int, n_samples: int) -> int:
@@ -387,6 +388,98 @@ def partition_by_group(groups) -> list[NDArrayInt]:
     order = np.argsort(groups, kind="stable")
     _, starts = np.unique(groups[order], return_index=True)
     return [np.sort(part) for part in np.split(order, starts[1:])]
+
+
+def split_by_group(
+    groups,
+    is_test,
+    n_clients: int,
+    *,
+    max_per_client: int,
+    test_size: int,
+    min_train_size: int = 1,
+    random_state: SeedLike = None,
+) -> tuple[NDArrayInt, list[NDArrayInt], NDArrayInt]:
+    """``n_clients`` random groups as clients (e.g. FEMNIST's writers), each with its own training rows, and a test set.
+
+    LEAF's FEMNIST divides every writer's images into a training and a test
+    part. The clients are ``n_clients`` groups drawn without replacement among
+    those with at least ``min_train_size`` training rows; each keeps at most
+    ``max_per_client`` of its training rows, drawn at random, and the test set
+    is at most ``test_size`` rows drawn from the chosen groups' test parts.
+    The draws come in this order from one generator: the groups, each group's
+    rows (in sorted group order), the test rows.
+
+    Parameters
+    ----------
+    groups : array-like of int of shape (n_samples,)
+        Group of each row (FEMNIST: ``extras["user_index"]``).
+    is_test : array-like of bool of shape (n_samples,)
+        Whether a row belongs to its group's test part (FEMNIST: ``extras["is_test"]``).
+    n_clients : int
+        Groups to draw, >= 1.
+    max_per_client : int
+        Most training rows a client keeps, >= 1.
+    test_size : int
+        Most test rows, >= 0.
+    min_train_size : int, default=1
+        Fewest training rows a group needs to be drawn, >= 0.
+    random_state : int, numpy.random.Generator or None, default=None
+        Pass an int for reproducible output across multiple function calls.
+
+    Returns
+    -------
+    train_rows : ndarray of int64
+        The clients' training rows, client after client (clients in sorted group order, each client's
+        rows sorted).
+    clients : list of ndarray of int64
+        Client ``c``'s positions in ``train_rows``: consecutive blocks, one per client.
+    test_rows : ndarray of int64
+        Sorted test rows, from the chosen groups' test parts.
+
+    Raises
+    ------
+    ValueError
+        If ``groups`` and ``is_test`` are not 1-D of one length, or fewer than
+        ``n_clients`` groups (writers) have ``min_train_size`` training rows.
+
+    Examples
+    --------
+    >>> groups = np.array([0, 0, 0, 1, 1, 2, 2, 2])
+    >>> is_test = np.array([0, 0, 1, 0, 1, 0, 0, 1], dtype=bool)
+    >>> rows, clients, test = split_by_group(groups, is_test, 2, max_per_client=1, test_size=5, random_state=0)
+    >>> len(rows), [c.tolist() for c in clients], len(test)
+    (2, [[0], [1]], 2)
+    """
+    groups = np.asarray(groups)
+    is_test = np.asarray(is_test, dtype=bool)
+    if groups.ndim != 1 or is_test.shape != groups.shape:
+        raise ValueError(
+            f"groups and is_test must be 1-D of one length, got shapes {groups.shape} and {is_test.shape}."
+        )
+    n_clients = check_scalar(n_clients, "n_clients", "int", min_val=1)
+    max_per_client = check_scalar(max_per_client, "max_per_client", "int", min_val=1)
+    test_size = check_scalar(test_size, "test_size", "int", min_val=0)
+    min_train_size = check_scalar(min_train_size, "min_train_size", "int", min_val=0)
+    names, codes = np.unique(groups, return_inverse=True)
+    eligible = names[np.bincount(codes[~is_test], minlength=names.size) >= min_train_size]
+    if n_clients > eligible.size:
+        raise ValueError(
+            f"{eligible.size} groups (writers) have at least {min_train_size} training rows; "
+            f"n_clients={n_clients} asked for."
+        )
+    rng = check_random_state(random_state)
+    chosen = np.sort(rng.choice(eligible, size=n_clients, replace=False))
+    train_rows, clients, start = [], [], 0
+    for group in chosen.tolist():
+        own = np.flatnonzero((groups == group) & ~is_test)
+        own = np.sort(rng.permutation(own)[:max_per_client])
+        train_rows.append(own)
+        clients.append(np.arange(start, start + own.size, dtype=np.int64))
+        start += own.size
+    test_pool = np.flatnonzero(is_test & np.isin(groups, chosen))
+    test_rows = np.sort(rng.choice(test_pool, size=min(test_size, test_pool.size), replace=False))
+    return np.concatenate(train_rows), clients, test_rows
 
 
 def client_cluster_counts(parts: list[NDArrayInt], labels) -> np.ndarray:

@@ -4,8 +4,9 @@ from __future__ import annotations
 
 import numpy as np
 
+from fedlib._random import check_random_state
 from fedlib._typing import SeedLike
-from fedlib._validation import check_random_state, check_scalar
+from fedlib._validation import check_scalar
 from fedlib.data._dataset import Dataset
 from fedlib.data._shapes import DATASET_SPECS, MUFC_GAUSSIAN, PURCHASE100
 
@@ -170,7 +171,7 @@ def make_mufc_gaussian(
     )
 
 
-def make_standin(name: str, *, random_state: SeedLike = 0, cluster_std: float = 0.15) -> Dataset:
+def make_standin(name: str, *, random_state: SeedLike = None, cluster_std: float = 0.15) -> Dataset:
     """Stand-in for a MUFC dataset we cannot have: its published n, d, K and cluster sizes.
 
     A Gaussian mixture (:func:`make_blobs`) scaled by ``max |x|``. It matches the
@@ -181,7 +182,7 @@ def make_standin(name: str, *, random_state: SeedLike = 0, cluster_std: float = 
     ----------
     name : str
         A key of :data:`~fedlib.data.DATASET_SPECS`, e.g. ``"TCGA"`` or ``"TMI"``.
-    random_state : int, numpy.random.Generator or None, default=0
+    random_state : int, numpy.random.Generator or None, default=None
         Pass an int for reproducible output across multiple function calls.
     cluster_std : float, default=0.15
         Standard deviation of every coordinate, before scaling.
@@ -229,7 +230,7 @@ def make_purchase_like(
     n_classes: int = 100,
     flip: float = 0.15,
     *,
-    random_state: SeedLike = 0,
+    random_state: SeedLike = None,
 ) -> Dataset:
     """Stand-in for Purchase-100: noisy copies of random binary class prototypes.
 
@@ -257,7 +258,7 @@ def make_purchase_like(
     flip : float, default=0.15
         Probability that a bit differs from the prototype's, in ``[0, 0.5]``
         (at 0.5 the features carry no information about the class).
-    random_state : int, numpy.random.Generator or None, default=0
+    random_state : int, numpy.random.Generator or None, default=None
         Pass an int for reproducible output across multiple function calls.
 
     Returns

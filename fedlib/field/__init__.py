@@ -8,8 +8,8 @@
   :class:`CorrectedDecoding`) and Shamir sharing, its one-segment
   case (:class:`Shamir`, over GF(2^521 − 1) by default so that a share holds a 256-bit key).
 - Polynomials over Python ints and the power-sum (Reed-Solomon syndrome) decoder of MUFC's SCMA.
-- Primes, uniform field elements, fixed-point quantization into the field (and the features a scale
-  collapses) and a heuristic overflow detector.
+- Primes, uniform field elements, the fixed-point code ``floor(λx)`` of real data (:func:`to_fixed_point`)
+  and its residues (:func:`to_field`), the features a scale collapses and a heuristic overflow detector.
 """
 
 from fedlib.field._field import PrimeField
@@ -40,7 +40,7 @@ from fedlib.field._poly import (
     splitting_seconds,
 )
 from fedlib.field._prime import check_prime, is_prime, next_prime, random_field_elements
-from fedlib.field._quantize import check_decoded, collapsed_features, quantize, to_field
+from fedlib.field._quantize import check_decoded, collapsed_features, to_field, to_fixed_point
 from fedlib.field._shamir import MERSENNE_521, Shamir
 
 __all__ = [
@@ -73,11 +73,11 @@ __all__ = [
     "poly_powmod",
     "poly_roots",
     "power_sums",
-    "quantize",
     "random_field_elements",
     "signed",
     "solve_transposed_vandermonde",
     "splitting_seconds",
     "sum_mod",
     "to_field",
+    "to_fixed_point",
 ]

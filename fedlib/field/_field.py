@@ -14,8 +14,8 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from fedlib._random import check_random_state
 from fedlib._typing import SeedLike
-from fedlib._validation import check_random_state
 from fedlib.field._int64 import MAX_MODULUS, as_residues, matmul_mod, mulmod, signed, sum_mod
 from fedlib.field._interpolation import lagrange_basis
 from fedlib.field._prime import check_prime, random_field_elements

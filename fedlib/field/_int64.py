@@ -314,7 +314,12 @@ class LimbMatrix:
         self.bits = bits
         self.limbs = _split_limbs(X, bits)
 
-    def _product(self, A, inner: int, transposed: bool) -> np.ndarray:
+    def _product(self, A, transposed: bool) -> np.ndarray:
+        """``A @ X mod q``, or ``A @ X.T mod q``: the body of :meth:`left_mul` and :meth:`left_mul_transposed`."""
+        shape = self.shape[::-1] if transposed else self.shape
+        if np.shape(A)[-1] != shape[0]:
+            raise ValueError(f"cannot multiply shapes {np.shape(A)} and {shape}.")
+        inner = shape[0]
         q = self.q
         A = as_residues(A, q)
         a_bits = min(_LIMB_BITS, max(1, int(A.max(initial=0)).bit_length()), 52 - self.bits - inner.bit_length())
@@ -344,9 +349,7 @@ class LimbMatrix:
         ValueError
             If the shapes do not allow the product or the inner dimension is too large.
         """
-        if np.shape(A)[-1] != self.shape[0]:
-            raise ValueError(f"cannot multiply shapes {np.shape(A)} and {self.shape}.")
-        return self._product(A, self.shape[0], transposed=False)
+        return self._product(A, transposed=False)
 
     def left_mul_transposed(self, A) -> np.ndarray:
         """``A @ X.T mod q``.
@@ -366,6 +369,4 @@ class LimbMatrix:
         ValueError
             If the shapes do not allow the product or the inner dimension is too large.
         """
-        if np.shape(A)[-1] != self.shape[1]:
-            raise ValueError(f"cannot multiply shapes {np.shape(A)} and {self.shape[::-1]}.")
-        return self._product(A, self.shape[1], transposed=True)
+        return self._product(A, transposed=True)

@@ -34,8 +34,9 @@ from itertools import combinations
 
 import numpy as np
 
+from fedlib._random import check_random_state
 from fedlib._typing import SeedLike
-from fedlib._validation import check_random_state, check_scalar
+from fedlib._validation import check_scalar
 from fedlib.exceptions import DecodingError
 from fedlib.field._field import PrimeField
 from fedlib.field._interpolation import lagrange_basis

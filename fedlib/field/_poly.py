@@ -22,8 +22,8 @@ from contextlib import contextmanager
 from functools import lru_cache
 from typing import Any
 
+from fedlib._random import check_random_state
 from fedlib._typing import SeedLike
-from fedlib._validation import check_random_state
 from fedlib.exceptions import DecodingError
 from fedlib.field._interpolation import barycentric_weights
 from fedlib.field._prime import _flint, _residues, _small_primes, random_field_elements
@@ -373,7 +373,7 @@ def berlekamp_massey(sequence, p: int, *, backend: str = "python") -> Poly:
     return C + [0] * (L + 1 - len(C))
 
 
-def poly_roots(h: Poly, p: int, *, backend: str = "auto", random_state: SeedLike = 0) -> list[int]:
+def poly_roots(h: Poly, p: int, *, backend: str = "auto", random_state: SeedLike = None) -> list[int]:
     """All roots in GF(p) of a square-free polynomial that splits into linear factors.
 
     ``backend="python"`` runs Cantor-Zassenhaus equal-degree splitting written
@@ -399,7 +399,7 @@ def poly_roots(h: Poly, p: int, *, backend: str = "auto", random_state: SeedLike
         The prime.
     backend : {"auto", "python", "flint"}, default="auto"
         The root finder.
-    random_state : int, numpy.random.Generator or None, default=0
+    random_state : int, numpy.random.Generator or None, default=None
         Draws the shifts ``a`` of the Python backend (the roots do not depend on it).
 
     Returns
@@ -513,7 +513,7 @@ def _smooth_factors(p: int) -> list[int]:
     return factors
 
 
-def _roots_flint(h, ctx, *, random_state: SeedLike = 0) -> list[int]:
+def _roots_flint(h, ctx, *, random_state: SeedLike = None) -> list[int]:
     """Roots of a FLINT polynomial that must split into distinct linear factors, sorted.
 
     Rabin's splitting raises ``x + a`` to the power ``(p - 1)/2`` modulo every
@@ -560,7 +560,7 @@ def _roots_flint(h, ctx, *, random_state: SeedLike = 0) -> list[int]:
     return sorted(roots)
 
 
-def splitting_seconds(degree: int, p: int, *, random_state: SeedLike = 0) -> float:
+def splitting_seconds(degree: int, p: int, *, random_state: SeedLike = None) -> float:
     """Seconds of the exponentiation every FLINT root finding of a degree-``degree`` polynomial starts with.
 
     :func:`poly_roots` (FLINT) first raises ``x + a`` to the power
@@ -578,7 +578,7 @@ def splitting_seconds(degree: int, p: int, *, random_state: SeedLike = 0) -> flo
         Degree of the polynomial (the number of roots), >= 1.
     p : int
         The prime.
-    random_state : int, numpy.random.Generator or None, default=0
+    random_state : int, numpy.random.Generator or None, default=None
         Draws the polynomials.
 
     Returns
@@ -821,7 +821,7 @@ def decode_power_sums(
     *,
     backend: str = "auto",
     magnitudes: str = "vandermonde",
-    random_state: SeedLike = 0,
+    random_state: SeedLike = None,
     support=None,
     stage_seconds: dict[str, float] | None = None,
 ) -> dict[int, int]:
@@ -859,7 +859,7 @@ def decode_power_sums(
         of MUFC Alg. 2, or Forney's formula ``q_j = Ω(1/j) / Π_{t≠j} (1 − t/j)``
         with ``Ω = S Λ mod x^m``, the Reed-Solomon error-evaluator formula. Both
         are exact and agree.
-    random_state : int, numpy.random.Generator or None, default=0
+    random_state : int, numpy.random.Generator or None, default=None
         Passed to :func:`poly_roots` (Python backend).
     support : sequence of int, optional
         A claimed support to verify instead of searching for the locator's

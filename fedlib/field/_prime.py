@@ -12,8 +12,8 @@ from types import ModuleType
 
 import numpy as np
 
+from fedlib._random import check_random_state
 from fedlib._typing import SeedLike
-from fedlib._validation import check_random_state
 
 
 def _import_flint() -> ModuleType | None:

@@ -1,15 +1,16 @@
 """Real data into GF(q) and back: fixed-point quantization, signed residues, and an overflow detector.
 
 Secure protocols compute on integers modulo ``q``. Real data enters as
-``floor(λx) mod q`` (SecFC App. A, Eq. (3)): negative numbers land in the upper
-half of the field. Arithmetic modulo ``q`` is exact; the only way it can go
-wrong is a *true* integer result of ``q/2`` or more, which cannot be told from
-a smaller or a negative one. :func:`check_decoded` flags such an overflow
-after the fact only when the residue lands above ``q/2`` (about half of the
-time): it is a heuristic that can miss wrap-around, never a certificate. The
-bounds that rule overflow out soundly, in advance, live with the protocol
-(SecFC's in :mod:`fedlib.secagg`). :func:`collapsed_features` finds the
-features a scale quantizes to (almost) nothing.
+``floor(λx) mod q`` (SecFC App. A, Eq. (3)): :func:`to_fixed_point`, then
+:func:`to_field`. Negative numbers land in the upper half of the field.
+Arithmetic modulo ``q`` is exact; the only way it can go wrong is a *true*
+integer result of ``q/2`` or more, which cannot be told from a smaller or a
+negative one. :func:`check_decoded` flags such an overflow after the fact only
+when the residue lands above ``q/2`` (about half of the time): it is a
+heuristic that can miss wrap-around, never a certificate. The bounds that rule
+overflow out soundly, in advance, live with the protocol (SecFC's in
+:mod:`fedlib.secagg`). :func:`collapsed_features` finds the features a scale
+quantizes to (almost) nothing.
 """
 
 from __future__ import annotations
@@ -21,8 +22,15 @@ from fedlib.exceptions import FieldOverflowError
 from fedlib.field._int64 import signed
 
 
-def quantize(X, scale: float) -> NDArrayInt:
+def to_fixed_point(X, scale: float) -> NDArrayInt:
     """``floor(λ x)`` as int64: the integers SecFC computes with (SecFC App. A, before reduction mod ``q``).
+
+    A fixed-point code of step ``1/λ`` for any real ``λ > 0``, rounded down and
+    never clipped: a value too large to be exact raises instead. Two other
+    quantizers of fedlib differ on purpose: :meth:`fedlib.cluster.UniformGrid.snap_to_centers`
+    (MUFC) rounds ``x/γ`` to the nearest integer and returns the bin centre, a real
+    number; :class:`fedlib.secagg.FixedPoint` (SecAgg) clips to ``[-B, B]``,
+    rounds ``2^f x`` to the nearest integer and wraps it into ``Z_{2^32}``.
 
     Parameters
     ----------
@@ -45,16 +53,20 @@ def quantize(X, scale: float) -> NDArrayInt:
     FieldOverflowError
         If some ``|λ x|`` reaches 2**52, beyond exact float64 integers.
 
+    See Also
+    --------
+    to_field : The integers as residues of GF(q).
+
     Examples
     --------
-    >>> quantize([[0.25, -0.25]], 10.0).tolist()
+    >>> to_fixed_point([[0.25, -0.25]], 10.0).tolist()
     [[2, -3]]
     """
     if not scale > 0:
         raise ValueError(f"scale (λ) = {scale} should be > 0.")
     X = np.asarray(X)
     if np.iscomplexobj(X):
-        raise TypeError(f"X must be real, got complex dtype {X.dtype}: quantize would drop the imaginary part.")
+        raise TypeError(f"X must be real, got complex dtype {X.dtype}: to_fixed_point would drop the imaginary part.")
     X = X.astype(np.float64, copy=False)
     with np.errstate(over="ignore"):
         Y = np.floor(X * float(scale))
@@ -103,7 +115,7 @@ def to_field(X_int, q: int) -> NDArrayInt:
     Parameters
     ----------
     X_int : array-like of int
-        Integers, e.g. from :func:`quantize`.
+        Integers, e.g. from :func:`to_fixed_point`.
     q : int
         The prime.
 

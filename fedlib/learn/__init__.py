@@ -12,12 +12,14 @@
   result :class:`ClientUpdates`): mini-batch SGD of many clients at once,
   vectorised over clients with ``torch.func.vmap`` or client by client
   (:func:`choose_method`); each client's example order has its own stream
-  (:func:`client_generator` under a :func:`root_sequence`), so a seed fixes every bit.
+  (:func:`client_generator` under a :func:`fedlib.utils.root_sequence`), so a seed fixes every bit.
+  Every federated ``fit`` checks its data with :func:`check_training_data`, every prediction its
+  queries with :func:`check_queries` (scikit-learn's rules: dense, finite, non-empty, the fitted width).
 - FedAvg (McMahan et al. 2017): :class:`FederatedTrainer` and :func:`fedavg`
   run rounds with participation, dropouts (:data:`DropoutRule`), resumption,
   re-initialisation and rollback; the per-round sum is any :class:`Aggregator`
   (the clear :class:`PlainSum` with :class:`PlainTotal`, or secure aggregation,
-  which returns an :class:`Aggregated`); :func:`fedavg_weights` and
+  which returns an :class:`Aggregated`); :func:`fedavg_weights`, :func:`fedavg_mean` and
   :func:`server_update` average over the users actually summed; every round
   leaves a :class:`RoundRecord`.
 - Asynchronous federated learning on a simulated clock (:class:`AsyncFederatedTrainer`,
@@ -52,15 +54,17 @@ from fedlib.learn._fedavg import (
     PlainTotal,
     RoundRecord,
     fedavg,
+    fedavg_mean,
     fedavg_weights,
     server_update,
 )
 from fedlib.learn._local import (
     ClientUpdates,
     LocalSGD,
+    check_queries,
+    check_training_data,
     choose_method,
     client_generator,
-    root_sequence,
     train_clients,
 )
 from fedlib.learn._models import MODELS, init_parameters, make_model
@@ -84,9 +88,12 @@ __all__ = [
     "RoundRecord",
     "StoredUpdates",
     "accuracy",
+    "check_queries",
+    "check_training_data",
     "choose_method",
     "client_generator",
     "fedavg",
+    "fedavg_mean",
     "fedavg_weights",
     "get_flat",
     "init_parameters",
@@ -97,7 +104,6 @@ __all__ = [
     "predict_logits",
     "predict_proba",
     "profile_clients",
-    "root_sequence",
     "server_update",
     "set_flat",
     "train_clients",

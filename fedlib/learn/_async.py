@@ -16,7 +16,7 @@ INFOCOM 2023) and its baselines were run:
   the received client models (``aggregation="average"``), FedBuff proper adds
   the mean of their deltas, optionally scaled by ``1/√(1 + τ)``
   (``aggregation="fedbuff"``);
-- erasing clients rolls back only their clusters to the checkpoint before
+- forgetting clients (``unlearn(clients=...)``) rolls back only their clusters to the checkpoint before
   the first round any of them took part in, and results computed from the
   pre-rollback models are discarded when they arrive; the other clusters go on.
 
@@ -31,12 +31,16 @@ import time
 from dataclasses import dataclass, field
 
 import numpy as np
+from sklearn.base import BaseEstimator
 from torch import nn
 
+from fedlib._random import check_random_state, root_sequence
 from fedlib._typing import SeedLike
-from fedlib._validation import check_ids, check_option, check_random_state, check_scalar
+from fedlib._validation import check_is_fitted, check_option, check_scalar
+from fedlib.base import UnlearningMixin, UnlearningReport
+from fedlib.exceptions import UnlearningRequestError
 from fedlib.learn._evaluate import accuracy, perplexity
-from fedlib.learn._fedavg import fedavg_weights
+from fedlib.learn._fedavg import fedavg_mean, fedavg_weights
 from fedlib.learn._local import (
     _INIT,
     _ROUND,
@@ -44,9 +48,8 @@ from fedlib.learn._local import (
     LocalSGD,
     _as_features,
     _as_labels,
-    _check_clients,
     _child,
-    root_sequence,
+    check_training_data,
     train_clients,
 )
 from fedlib.learn._models import init_parameters, make_model
@@ -67,7 +70,7 @@ def pareto_training_times(
     alpha: float = 1.0,
     max_extra: float = 30.0,
     epochs: int = 1,
-    random_state: SeedLike = 1,
+    random_state: SeedLike = None,
 ) -> np.ndarray:
     """Simulated seconds per local training, heavy-tailed as in KNOT's experiments (Plato's latency model).
 
@@ -86,7 +89,7 @@ def pareto_training_times(
         Plato's ``max_sleep_time``: the cap on the extra time.
     epochs : int, default=1
         Local epochs.
-    random_state : int, numpy.random.Generator or None, default=1
+    random_state : int, numpy.random.Generator or None, default=None
         Plato seeds its draw with 1.
 
     Returns
@@ -124,7 +127,7 @@ class AsyncRound:
     staleness : ndarray of int64
         ``τ`` of each: rounds between the model it started from and this aggregation.
     discarded : ndarray of int64
-        Popped clients whose results were dropped (computed from a rolled-back model, or erased).
+        Popped clients whose results were dropped (computed from a rolled-back model, or of a forgotten client).
     clusters : ndarray of int64
         Clusters whose models changed.
     scores : ndarray of float64
@@ -221,27 +224,21 @@ class _InFlight:
     n_samples: int = field(compare=False)
 
 
-class AsyncFederatedTrainer:
-    """Asynchronous (FedBuff-style) federated learning on a simulated clock, per cluster, with rollback.
+class AsyncFederatedTrainer(UnlearningMixin, BaseEstimator):
+    """Asynchronous (FedBuff-style) federated learning on a simulated clock, per cluster; unlearning by rollback.
+
+    KNOT (Su & Li, INFOCOM 2023, Sec. III) and its baselines on Plato's clock: hyper-parameters here, the
+    clients' data and simulated training times in :meth:`fit`, and ``unlearn(clients=...)`` rolls back the
+    clusters of the forgotten clients to before they first took part; the following :meth:`run` retrains them.
 
     Parameters
     ----------
-    model : str or torch.nn.Module
+    model : str or torch.nn.Module, default="softmax"
         A :data:`MODELS` name or an architecture without buffers.
-    X : ndarray or torch.Tensor of float, shape (n_samples, ...)
-        All clients' examples.
-    y : array-like of int, shape (n_samples,)
-        Labels.
-    clients : sequence of array-like of int
-        Each client's rows.
-    training_times : array-like of float, shape (K,)
-        Simulated seconds per local training of each client (:func:`pareto_training_times`).
     concurrency : int
         ``P``, clients in flight.
     buffer : int
         ``M``, results per aggregation (``M = P``: synchronous FedAvg).
-    cluster_labels : array-like of int, shape (K,), optional
-        Each client's cluster; default one cluster.
     n_classes : int, optional
         Output units when ``model`` is a name; default ``max(y) + 1``.
     local : LocalSGD, optional
@@ -261,19 +258,15 @@ class AsyncFederatedTrainer:
         ``"global"``: one selection and one buffer for all clients, as Plato runs KNOT (an
         aggregation updates every cluster that received results); ``"per_cluster"``: every cluster
         keeps its share of ``P`` in flight and of ``M`` in its buffer, draws its own clients and
-        aggregates on its own, so that an erasure in one cluster changes nothing in the others.
-    test_data : (X_test, y_test), optional
-        Evaluated after every aggregation, for the clusters it changed.
+        aggregates on its own, so that forgetting a client of one cluster changes nothing in the others.
     metric : {"accuracy", "perplexity"}, default="accuracy"
         The test metric (:func:`~fedlib.learn.accuracy` or :func:`~fedlib.learn.perplexity`).
-    start_time : float, default=0.0
-        The simulated clock at the start (e.g. after a profiling round).
     store_updates : int, optional
         Keep the client updates of every ``store_updates``-th aggregation of each cluster
         (rounds 1, 1 + Δt, 1 + 2Δt, ...), as FedEraser's server does; default none.
     method : {"auto", "vmap", "loop"}, default="auto"
         Local-training path.
-    random_state : int, numpy.random.SeedSequence or None, default=0
+    random_state : int, numpy.random.SeedSequence or None, default=None
         Root seed: initial model, selections and example orders.
     n_threads : int or None, default=1
         torch threads.
@@ -282,47 +275,60 @@ class AsyncFederatedTrainer:
     ----------
     params_ : ndarray of float32, shape (n_clusters, d)
         Every cluster's model.
+    n_features_in_ : int
+        Features per example (the product of ``X.shape[1:]``).
+    clients_ : list of ndarray of int64
+        Each client's rows of ``X`` (the ``parts`` given to :meth:`fit`).
+    training_times_ : ndarray of float64, shape (K,)
+        Simulated seconds per local training of each client.
+    cluster_labels_ : ndarray of int64, shape (K,)
+        Each client's cluster.
+    n_clusters_ : int
+        Clusters.
     time_ : float
         Simulated seconds so far.
     round_ : int
         Aggregations so far (each cluster also counts its own under ``"per_cluster"``).
     history_ : list of AsyncRound
         One record per aggregation.
-    erased_ : list of int
-        Erased clients.
+    unlearned_ : list of int
+        Forgotten clients, in the order of the requests.
     first_selected_ : ndarray of int64, shape (K,)
         The round (of its cluster's schedule) each client was first sent a model in; -1 if never.
     checkpoints_ : list of dict
         Per cluster, the model after each of its aggregations (and 0: the initial model).
     stored_updates_ : list of StoredUpdates
         With ``store_updates``, the kept aggregations in order.
-
-    Raises
-    ------
-    ValueError
-        For bad options (``M > P``, ``P > K``, labels of the wrong length).
+    fit_report_ : UnlearningReport
+        What :meth:`fit`'s training cost: the clients that took part, aggregations (``rounds``), local
+        training (``client_seconds``, all clients' wall clock: the simulation trains them in one process),
+        the rest of the loop (``server_seconds``); ``details``: ``simulated_seconds`` (the clock) and
+        ``eval_seconds`` (testing).
 
     Examples
     --------
     >>> rng = np.random.default_rng(0)
     >>> X, y = rng.random((80, 6), dtype=np.float32), rng.integers(0, 2, 80)
-    >>> trainer = AsyncFederatedTrainer("softmax", X, y, np.array_split(np.arange(80), 8),
-    ...                                 training_times=np.arange(1.0, 9.0), concurrency=4, buffer=2)
-    >>> trainer.run(rounds=3).round_, [r.clients.size for r in trainer.history_]
+    >>> trainer = AsyncFederatedTrainer("softmax", concurrency=4, buffer=2, random_state=0)
+    >>> trainer = trainer.fit(X, y, parts=np.array_split(np.arange(80), 8), training_times=np.arange(1.0, 9.0),
+    ...                       rounds=3)
+    >>> trainer.round_, [r.clients.size for r in trainer.history_]
     (3, [2, 2, 2])
+    >>> report = trainer.unlearn(clients=[int(trainer.history_[0].clients[0])])
+    >>> report.forgotten, report.exact, report.details["clusters"]
+    ('clients (1,)', True, (0,))
     """
+
+    _fitted_attribute = "params_"
+
+    unlearns = frozenset({"clients"})
 
     def __init__(
         self,
-        model: str | nn.Module,
-        X,
-        y,
-        clients,
+        model: str | nn.Module = "softmax",
         *,
-        training_times,
         concurrency: int,
         buffer: int,
-        cluster_labels=None,
         n_classes: int | None = None,
         local: LocalSGD | None = None,
         aggregation: str = "average",
@@ -330,55 +336,139 @@ class AsyncFederatedTrainer:
         server_lr: float = 1.0,
         staleness_bound: int | None = None,
         schedule: str = "global",
-        test_data: tuple | None = None,
         metric: str = "accuracy",
-        start_time: float = 0.0,
         store_updates: int | None = None,
         method: str = "auto",
-        random_state: SeedLike = 0,
+        random_state: SeedLike = None,
         n_threads: int | None = 1,
     ) -> None:
-        self._X, self._y = _as_features(X), _as_labels(y)
-        self.clients_ = _check_clients(clients, self._X.shape[0])
-        K = len(self.clients_)
-        self.training_times = np.asarray(training_times, dtype=np.float64).ravel()
-        if self.training_times.shape != (K,) or not (self.training_times > 0).all():
-            raise ValueError(f"training_times must hold {K} positive times, got shape {self.training_times.shape}.")
-        self.concurrency = check_scalar(concurrency, "concurrency (P)", "int", min_val=1, max_val=K)
-        self.buffer = check_scalar(buffer, "buffer (M)", "int", min_val=1, max_val=self.concurrency)
-        self.local = LocalSGD() if local is None else local
-        self.aggregation = check_option(aggregation, "aggregation", ("average", "fedbuff"))
-        self.staleness_scaling = bool(staleness_scaling)
-        self.server_lr = check_scalar(server_lr, "server_lr", "real", min_val=0.0, include_min=False)
-        self.staleness_bound = (
-            None if staleness_bound is None else check_scalar(staleness_bound, "staleness_bound", "int", min_val=0)
-        )
-        self.method = check_option(method, "method", ("auto", "vmap", "loop"))
+        self.model = model
+        self.concurrency = concurrency
+        self.buffer = buffer
+        self.n_classes = n_classes
+        self.local = local
+        self.aggregation = aggregation
+        self.staleness_scaling = staleness_scaling
+        self.server_lr = server_lr
+        self.staleness_bound = staleness_bound
+        self.schedule = schedule
+        self.metric = metric
+        self.store_updates = store_updates
+        self.method = method
+        self.random_state = random_state
         self.n_threads = n_threads
+
+    def _store_interval(self) -> int | None:
+        """Δt of the kept client updates (a subclass may fix it)."""
+        return self.store_updates
+
+    def fit(
+        self,
+        X,
+        y,
+        *,
+        parts=None,
+        training_times=None,
+        cluster_labels=None,
+        test_data: tuple | None = None,
+        start_time: float = 0.0,
+        rounds: int | None = None,
+        until: float | None = None,
+        target: float | None = None,
+    ) -> AsyncFederatedTrainer:
+        """Set the federation up and, given a stopping rule, train (:meth:`run`).
+
+        Without ``rounds`` or ``until`` nothing is sent yet: the clients can be profiled
+        (:meth:`profile`) and clustered (:meth:`set_clusters`) before :meth:`run`, as KNOT does.
+
+        Parameters
+        ----------
+        X : ndarray or torch.Tensor of float, shape (n_samples, ...)
+            All clients' examples.
+        y : array-like of int, shape (n_samples,)
+            Labels.
+        parts : sequence of array-like of int, optional
+            Each client's rows of ``X`` (client ids are positions in this list); default one client
+            holding every row.
+        training_times : array-like of float, shape (K,), optional
+            Simulated seconds per local training of each client (:func:`pareto_training_times`);
+            default one second each.
+        cluster_labels : array-like of int, shape (K,), optional
+            Each client's cluster; default one cluster.
+        test_data : (X_test, y_test), optional
+            Evaluated after every aggregation, for the clusters it changed.
+        start_time : float, default=0.0
+            The simulated clock at the start (e.g. after a profiling round).
+        rounds, until, target : optional
+            As :meth:`run`.
+
+        Returns
+        -------
+        AsyncFederatedTrainer
+            ``self``.
+
+        Raises
+        ------
+        ValueError
+            For bad options (``M > P``, ``P > K``, labels or times of the wrong length).
+        """
+        self._X, self._y, self.clients_ = check_training_data(X, y, parts)
+        K = len(self.clients_)
+        self.n_features_in_ = int(np.prod(self._X.shape[1:], dtype=np.int64))
+        self.training_times_ = (
+            np.ones(K) if training_times is None else np.asarray(training_times, dtype=np.float64).ravel()
+        )
+        if self.training_times_.shape != (K,) or not (self.training_times_ > 0).all():
+            raise ValueError(f"training_times must hold {K} positive times, got shape {self.training_times_.shape}.")
+        self._concurrency = check_scalar(self.concurrency, "concurrency (P)", "int", min_val=1, max_val=K)
+        self._buffer = check_scalar(self.buffer, "buffer (M)", "int", min_val=1, max_val=self._concurrency)
+        self._local = LocalSGD() if self.local is None else self.local
+        self._aggregation = check_option(self.aggregation, "aggregation", ("average", "fedbuff"))
+        self._staleness_scaling = bool(self.staleness_scaling)
+        self._server_lr = check_scalar(self.server_lr, "server_lr", "real", min_val=0.0, include_min=False)
+        self._staleness_bound = (
+            None
+            if self.staleness_bound is None
+            else check_scalar(self.staleness_bound, "staleness_bound", "int", min_val=0)
+        )
+        self._method = check_option(self.method, "method", ("auto", "vmap", "loop"))
+        model = self.model
         if isinstance(model, str):
-            classes = int(self._y.max()) + 1 if n_classes is None else n_classes
-            model = make_model(model, max(classes, 2), seed=0, input_shape=tuple(self._X.shape[1:]))
+            classes = int(self._y.max()) + 1 if self.n_classes is None else self.n_classes
+            model = make_model(model, max(classes, 2), random_state=0, input_shape=tuple(self._X.shape[1:]))
         self.model_ = model
         self._test = None if test_data is None else (_as_features(test_data[0]), _as_labels(test_data[1]))
-        self.metric = check_option(metric, "metric", tuple(_METRICS))
-        self.store_updates = (
-            None if store_updates is None else check_scalar(store_updates, "store_updates", "int", min_val=1)
-        )
+        self._metric = check_option(self.metric, "metric", tuple(_METRICS))
+        interval = self._store_interval()
+        self._store = None if interval is None else check_scalar(interval, "store_updates", "int", min_val=1)
         self.stored_updates_: list[StoredUpdates] = []
-        self._root = root_sequence(random_state)
-        self.schedule = check_option(schedule, "schedule", ("global", "per_cluster"))
-        init_parameters(model, seed=np.random.default_rng(_child(self._root, _INIT)))
+        self._root = root_sequence(self.random_state)
+        self._schedule = check_option(self.schedule, "schedule", ("global", "per_cluster"))
+        init_parameters(model, random_state=np.random.default_rng(_child(self._root, _INIT)))
         self._initial = get_flat(model)
         self.time_ = check_scalar(start_time, "start_time", "real", min_val=0.0)
         self.round_ = 0
         self.history_: list[AsyncRound] = []
-        self.erased_: list[int] = []
+        self.unlearned_: list[int] = []
         self.first_selected_ = np.full(K, -1, dtype=np.int64)
         self._sequence = 0
         self._busy = np.zeros(K, dtype=bool)
         self._started = False
         self._pending_train_seconds = 0.0  # training launched by next_time(), booked to the next step
-        self.set_clusters(np.zeros(K, dtype=np.int64) if cluster_labels is None else cluster_labels)
+        self._set_clusters(np.zeros(K, dtype=np.int64) if cluster_labels is None else cluster_labels)
+        if rounds is not None or until is not None:
+            self.run(rounds=rounds, until=until, target=target)
+        train = sum(r.train_seconds for r in self.history_)
+        evaluate = sum(r.eval_seconds for r in self.history_)
+        self.fit_report_ = UnlearningReport(
+            clients_retrained=tuple(np.flatnonzero(self.first_selected_ > 0).tolist()),
+            server_refit=bool(self.history_),
+            rounds=self.round_,
+            client_seconds=float(train),
+            server_seconds=max(0.0, float(sum(r.step_seconds for r in self.history_) - train - evaluate)),
+            details={"simulated_seconds": self.time_, "eval_seconds": float(evaluate)},
+        )
+        return self
 
     def set_clusters(self, cluster_labels) -> AsyncFederatedTrainer:
         """Assign the clients to clusters (e.g. after profiling them); only before the first aggregation.
@@ -402,37 +492,41 @@ class AsyncFederatedTrainer:
         RuntimeError
             Once training has started.
         """
+        check_is_fitted(self, "clients_")
+        return self._set_clusters(cluster_labels)
+
+    def _set_clusters(self, cluster_labels) -> AsyncFederatedTrainer:
         if self._started:
             raise RuntimeError("clusters can only be set before the first aggregation.")
         K = self.n_clients
         labels = np.asarray(cluster_labels, dtype=np.int64).ravel()
         if labels.shape != (K,) or labels.min() < 0:
             raise ValueError(f"cluster_labels must hold {K} non-negative labels, got shape {labels.shape}.")
-        self.cluster_labels = labels
-        self.n_clusters = int(labels.max()) + 1
-        if self.schedule == "global":
-            groups = [np.arange(self.n_clusters)]
+        self.cluster_labels_ = labels
+        self.n_clusters_ = int(labels.max()) + 1
+        if self._schedule == "global":
+            groups = [np.arange(self.n_clusters_)]
             self._select_rngs = [np.random.default_rng(_child(self._root, _ROUND))]
         else:
-            groups = [np.array([n]) for n in range(self.n_clusters)]
+            groups = [np.array([n]) for n in range(self.n_clusters_)]
             self._select_rngs = [
-                np.random.default_rng(_child(self._root, _ROUND, 1 + n)) for n in range(self.n_clusters)
+                np.random.default_rng(_child(self._root, _ROUND, 1 + n)) for n in range(self.n_clusters_)
             ]
         self._group_members = [np.flatnonzero(np.isin(labels, group)) for group in groups]
         sizes = np.array([members.size for members in self._group_members])
-        if self.schedule == "global":
-            self._group_concurrency, self._group_buffer = [self.concurrency], [self.buffer]
+        if self._schedule == "global":
+            self._group_concurrency, self._group_buffer = [self._concurrency], [self._buffer]
         else:  # each cluster keeps its share of P in flight and of M in its buffer (at least one)
-            self._group_concurrency = [max(1, min(int(m), round(self.concurrency * m / K))) for m in sizes]
+            self._group_concurrency = [max(1, min(int(m), round(self._concurrency * m / K))) for m in sizes]
             self._group_buffer = [
-                max(1, min(c, round(self.buffer * m / K))) for c, m in zip(self._group_concurrency, sizes, strict=True)
+                max(1, min(c, round(self._buffer * m / K))) for c, m in zip(self._group_concurrency, sizes, strict=True)
             ]
         self._group_round = np.zeros(len(groups), dtype=np.int64)
         self._queues: list[list[_InFlight]] = [[] for _ in groups]
-        self.params_ = np.tile(self._initial, (self.n_clusters, 1))
-        self.checkpoints_: list[dict[int, np.ndarray]] = [{0: self._initial.copy()} for _ in range(self.n_clusters)]
-        self._epoch = np.zeros(self.n_clusters, dtype=np.int64)  # bumped by every rollback of the cluster
-        self._scores = np.full(self.n_clusters, np.nan)
+        self.params_ = np.tile(self._initial, (self.n_clusters_, 1))
+        self.checkpoints_: list[dict[int, np.ndarray]] = [{0: self._initial.copy()} for _ in range(self.n_clusters_)]
+        self._epoch = np.zeros(self.n_clusters_, dtype=np.int64)  # bumped by every rollback of the cluster
+        self._scores = np.full(self.n_clusters_, np.nan)
         return self
 
     def profile(self, *, variant: str = "paper", charge: bool = True) -> ClientProfile:
@@ -458,6 +552,7 @@ class AsyncFederatedTrainer:
         RuntimeError
             Once training has started.
         """
+        check_is_fitted(self, "clients_")
         if self._started:
             raise RuntimeError("profile the clients before the first aggregation.")
         result = profile_clients(
@@ -466,32 +561,33 @@ class AsyncFederatedTrainer:
             self._X,
             self._y,
             self.clients_,
-            training_times=self.training_times,
-            local=self.local,
+            training_times=self.training_times_,
+            local=self._local,
             variant=variant,
             random_state=_child(self._root, _PROFILE),
-            method=self.method,
+            method=self._method,
         )
         if charge:
-            self.time_ += float(self.training_times.max())
+            self.time_ += float(self.training_times_.max())
         return result
 
     @property
     def n_clients(self) -> int:
-        """``K``."""
+        """``K``: the clients given to :meth:`fit`, forgotten ones included."""
+        check_is_fitted(self, "clients_")
         return len(self.clients_)
 
     # -- the loop -----------------------------------------------------------------------------------------------------
 
     def _launch(self, g: int) -> float:
-        """Fill group ``g``'s flight with idle, not erased members; they train now. Wall seconds of the training."""
+        """Fill group ``g``'s flight with idle members not forgotten; they train now. Wall seconds of the training."""
         members = self._group_members[g]
-        idle = members[~self._busy[members] & ~np.isin(members, self.erased_)]
+        idle = members[~self._busy[members] & ~np.isin(members, self.unlearned_)]
         wanted = min(self._group_concurrency[g] - int(self._busy[members].sum()), idle.size)
         if wanted <= 0:
             return 0.0
         chosen = np.sort(self._select_rngs[g].choice(idle, size=wanted, replace=False))
-        clusters = self.cluster_labels[chosen]
+        clusters = self.cluster_labels_[chosen]
         r = int(self._group_round[g]) + 1
         updates = train_clients(
             self.model_,
@@ -499,12 +595,12 @@ class AsyncFederatedTrainer:
             self._X,
             self._y,
             [self.clients_[k] for k in chosen],
-            config=self.local,
+            config=self._local,
             round_index=r,
             client_ids=chosen,
             base_version=r - 1,
             random_state=self._root,
-            method=self.method,
+            method=self._method,
             n_threads=self.n_threads,
         )
         for row, k in enumerate(chosen.tolist()):
@@ -514,7 +610,7 @@ class AsyncFederatedTrainer:
             heapq.heappush(
                 self._queues[g],
                 _InFlight(
-                    finish=self.time_ + float(self.training_times[k]),
+                    finish=self.time_ + float(self.training_times_[k]),
                     sequence=self._sequence,
                     client=k,
                     cluster=n,
@@ -544,6 +640,7 @@ class AsyncFederatedTrainer:
         float
             Seconds; infinite when no client is in flight.
         """
+        check_is_fitted(self, "clients_")
         self._pending_train_seconds += self._start()
         return min(self._due(g) for g in range(len(self._queues)))
 
@@ -558,9 +655,9 @@ class AsyncFederatedTrainer:
         """Group ``g``'s ``M`` earliest results, and with a staleness bound every result that would exceed it."""
         queue = self._queues[g]
         popped = [heapq.heappop(queue) for _ in range(min(self._group_buffer[g], len(queue)))]
-        if self.staleness_bound is not None and queue:
+        if self._staleness_bound is not None and queue:
             r = int(self._group_round[g]) + 1
-            too_old = [item.finish for item in queue if r - item.start_round > self.staleness_bound]
+            too_old = [item.finish for item in queue if r - item.start_round > self._staleness_bound]
             if too_old:
                 latest = max(too_old)
                 while queue and queue[0].finish <= latest:
@@ -580,13 +677,14 @@ class AsyncFederatedTrainer:
         RuntimeError
             If no client is left to train.
         """
+        check_is_fitted(self, "clients_")
         began = time.perf_counter()
         train_seconds = self._start() + self._pending_train_seconds
         self._pending_train_seconds = 0.0
         due = [self._due(g) for g in range(len(self._queues))]
         g = int(np.argmin(due))
         if not np.isfinite(due[g]):
-            raise RuntimeError("no client is in flight: every client is erased.")
+            raise RuntimeError("no client is in flight: every client is forgotten.")
         popped = self._pop(g)
         self.round_ += 1
         self._group_round[g] += 1
@@ -596,7 +694,7 @@ class AsyncFederatedTrainer:
         for item in popped:
             self._busy[item.client] = False
             stale_model = item.epoch != self._epoch[item.cluster]
-            (discarded if stale_model or item.client in self.erased_ else kept).append(item)
+            (discarded if stale_model or item.client in self.unlearned_ else kept).append(item)
         changed = sorted({item.cluster for item in kept})
         for n in changed:
             mine = sorted((item for item in kept if item.cluster == n), key=lambda item: item.client)
@@ -619,19 +717,19 @@ class AsyncFederatedTrainer:
             finish_times=np.array([item.finish for item in popped], dtype=np.float64),
             eval_seconds=eval_seconds,
             step_seconds=time.perf_counter() - began,
-            metric=self.metric,
+            metric=self._metric,
         )
         self.history_.append(record)
         return record
 
     def _evaluate(self, n: int) -> None:
         if self._test is not None:
-            self._scores[n] = _METRICS[self.metric](
+            self._scores[n] = _METRICS[self._metric](
                 self.model_, *self._test, parameters=self.params_[n], n_threads=self.n_threads
             )
 
     def _aggregate(self, n: int, items: list[_InFlight], r: int) -> None:
-        if self.store_updates is not None and (r - 1) % self.store_updates == 0:
+        if self._store is not None and (r - 1) % self._store == 0:
             self.stored_updates_.append(
                 StoredUpdates(
                     round_index=r,
@@ -641,17 +739,16 @@ class AsyncFederatedTrainer:
                     n_samples=np.array([item.n_samples for item in items], dtype=np.int64),
                 )
             )
-        weights = fedavg_weights([item.n_samples for item in items])
-        weights = weights / weights.sum()
-        if self.aggregation == "average":
-            self.params_[n] = np.einsum("i,id->d", weights, np.stack([item.params for item in items])).astype(
-                np.float32
-            )
+        n_samples = [item.n_samples for item in items]
+        if self._aggregation == "average":
+            self.params_[n] = fedavg_mean(np.stack([item.params for item in items]), n_samples).astype(np.float32)
             return
+        weights = fedavg_weights(n_samples)
+        weights = weights / weights.sum()
         staleness = np.array([r - item.start_round for item in items], dtype=np.float64)
-        scale = 1.0 / np.sqrt(1.0 + staleness) if self.staleness_scaling else np.ones(len(items))
+        scale = 1.0 / np.sqrt(1.0 + staleness) if self._staleness_scaling else np.ones(len(items))
         deltas = np.stack([item.params - item.start for item in items])
-        self.params_[n] = (self.params_[n] + self.server_lr * np.einsum("i,id->d", weights * scale, deltas)).astype(
+        self.params_[n] = (self.params_[n] + self._server_lr * np.einsum("i,id->d", weights * scale, deltas)).astype(
             np.float32
         )
 
@@ -664,7 +761,7 @@ class AsyncFederatedTrainer:
             Most aggregations to run.
         until : float, optional
             Run every aggregation due by this simulated time, then set the clock to it (an event at
-            ``until``, e.g. an erasure request, then comes between two aggregations, for every method alike).
+            ``until``, e.g. an unlearning request, then comes between two aggregations, for every method alike).
         target : float, optional
             Stop once the best cluster model's test metric reaches this (:meth:`AsyncRound.reached`).
 
@@ -678,10 +775,11 @@ class AsyncFederatedTrainer:
         ValueError
             Without any stopping rule, or ``target`` without test data.
         """
+        check_is_fitted(self, "clients_")
         if rounds is None and until is None:
             raise ValueError("give rounds or until: a run needs an end.")
         if target is not None and self._test is None:
-            raise ValueError(f"a target {self.metric} needs test_data.")
+            raise ValueError(f"a target {self._metric} needs test_data.")
         stop_round = None if rounds is None else self.round_ + check_scalar(rounds, "rounds", "int", min_val=0)
         while stop_round is None or self.round_ < stop_round:
             if until is not None and self.next_time() > until:
@@ -700,73 +798,79 @@ class AsyncFederatedTrainer:
         target : float
             Accuracy, or perplexity with ``metric="perplexity"``.
         after : float, optional
-            Count only aggregations at or after this time (e.g. the erasure: the target must be
-            reached by a model that never saw the erased data).
+            Count only aggregations at or after this time (e.g. the unlearning request: the target must be
+            reached by a model that never saw the forgotten data).
 
         Returns
         -------
         float
             Seconds since the start of the clock (not since ``after``).
         """
+        check_is_fitted(self, "clients_")
         for record in self.history_:
             if (after is None or record.time >= after) and record.reached(target):
                 return record.time
         return float("nan")
 
-    # -- erasure ------------------------------------------------------------------------------------------------------
+    # -- unlearning ---------------------------------------------------------------------------------------------------
 
-    def _check_new_erasures(self, client_ids) -> np.ndarray:
-        ids = check_ids(client_ids, "client_ids")
-        if ids.size == 0 or np.unique(ids).size != ids.size:
-            raise ValueError(f"erase needs distinct client ids, got {ids.tolist()}.")
-        unknown = ids[(ids < 0) | (ids >= self.n_clients)]
-        if unknown.size:
-            raise ValueError(f"clients {unknown.tolist()} are not clients (ids are 0..{self.n_clients - 1}).")
-        again = np.intersect1d(ids, self.erased_)
-        if again.size:
-            raise ValueError(f"clients {again.tolist()} were already erased.")
-        return ids
+    def _held_clients(self) -> np.ndarray:
+        return np.setdiff1d(np.arange(self.n_clients), self.unlearned_)
 
-    def erase(self, client_ids, *, rollback: bool = True) -> np.ndarray:
-        """Erase clients: roll back only their clusters to before they first took part, and retrain from there.
+    def _held_samples(self) -> np.ndarray:
+        held = self._held_clients()
+        return np.sort(np.concatenate([self.clients_[k] for k in held])) if held.size else np.zeros(0, np.int64)
+
+    def _stop_clients(self, ids: np.ndarray) -> None:
+        """Never select ``ids`` again; their results in flight are dropped when they arrive.
+
+        Raises :class:`~fedlib.exceptions.UnlearningRequestError`, changing nothing, if no client would remain.
+        """
+        if np.setdiff1d(self._held_clients(), ids).size == 0:
+            raise UnlearningRequestError("cannot unlearn every client: no client would remain to train.")
+        self.unlearned_.extend(ids.tolist())
+
+    def _unlearn(self, samples: np.ndarray, clients: np.ndarray, *, rollback: bool = True) -> UnlearningReport:
+        """Forget clients: roll back only their clusters to before they first took part; :meth:`run` retrains.
 
         A cluster rolls back to its checkpoint at the last round before the first
-        round any of its erasing clients was selected in; results in flight from
-        its pre-rollback models are discarded when they arrive. Erased clients are
-        never selected again. Clusters without an erasing client are untouched.
+        round any of its forgotten clients was selected in; results in flight from
+        its pre-rollback models are discarded when they arrive. Forgotten clients are
+        never selected again. Clusters without a forgotten client are untouched.
 
-        Parameters
-        ----------
-        client_ids : array-like of int
-            Clients to erase.
-        rollback : bool, default=True
-            ``False``: only stop selecting the clients and drop their results in flight, and leave
-            the models to an unlearning method that replaces them (:meth:`replace_model`).
+        ``rollback=False`` only stops selecting the clients and drops their results in
+        flight, leaving the models to a method that replaces them (:meth:`replace_model`);
+        the report then says ``exact=False``.
 
-        Returns
-        -------
-        ndarray of int64
-            The clusters rolled back (none without ``rollback``).
-
-        Raises
-        ------
-        ValueError
-            For an unknown client, one already erased, or a repeated id.
+        The report's ``details`` hold ``clusters`` (rolled back), ``rolled_back_to``
+        (cluster → the checkpoint's round) and ``took_part`` (per forgotten client,
+        whether it had been sent a model). ``clients_retrained`` is empty and
+        ``rounds`` 0: retraining is the training that follows, on the same clock.
         """
-        ids = self._check_new_erasures(client_ids)
-        self.erased_.extend(ids.tolist())
-        if not rollback:
-            return np.zeros(0, dtype=np.int64)
-        took_part = ids[self.first_selected_[ids] > 0]
-        rolled = np.unique(self.cluster_labels[took_part])
+        began = time.perf_counter()
+        self._stop_clients(clients)
+        took_part = clients[self.first_selected_[clients] > 0]
+        rolled = np.unique(self.cluster_labels_[took_part]) if rollback else np.zeros(0, dtype=np.int64)
+        versions = {}
         for n in rolled.tolist():
-            first = int(self.first_selected_[took_part[self.cluster_labels[took_part] == n]].min())
+            first = int(self.first_selected_[took_part[self.cluster_labels_[took_part] == n]].min())
             version = max(v for v in self.checkpoints_[n] if v <= first - 1)
             self.params_[n] = self.checkpoints_[n][version].copy()
             self.checkpoints_[n] = {v: p for v, p in self.checkpoints_[n].items() if v <= version}
             self._epoch[n] += 1
             self._evaluate(n)
-        return rolled.astype(np.int64)
+            versions[n] = version
+        return UnlearningReport(
+            forgotten_clients=tuple(clients.tolist()),
+            server_refit=bool(rolled.size),
+            server_seconds=time.perf_counter() - began,
+            exact=bool(rollback),
+            details={
+                "clusters": tuple(rolled.tolist()),
+                "rolled_back_to": versions,
+                "took_part": tuple(bool(t) for t in self.first_selected_[clients] > 0),
+            },
+        )
 
     def replace_model(self, cluster: int, params, *, seconds: float = 0.0) -> AsyncRound:
         """Put a model computed outside the loop (e.g. by calibrated unlearning) in place of a cluster's.
@@ -794,7 +898,8 @@ class AsyncFederatedTrainer:
         ValueError
             For an unknown cluster, a vector of the wrong shape or negative seconds.
         """
-        n = check_scalar(cluster, "cluster", "int", min_val=0, max_val=self.n_clusters - 1)
+        check_is_fitted(self, "clients_")
+        n = check_scalar(cluster, "cluster", "int", min_val=0, max_val=self.n_clusters_ - 1)
         params = np.asarray(params, dtype=np.float32)
         if params.shape != self.params_[n].shape:
             raise ValueError(f"params must have shape {self.params_[n].shape}, got {params.shape}.")
@@ -816,7 +921,7 @@ class AsyncFederatedTrainer:
             finish_times=np.zeros(0, dtype=np.float64),
             eval_seconds=0.0,
             step_seconds=time.perf_counter() - began,
-            metric=self.metric,
+            metric=self._metric,
         )
         self.history_.append(record)
         return record
@@ -861,6 +966,7 @@ class AsyncFederatedTrainer:
         ValueError
             For unknown clients or a fraction outside (0, 1].
         """
+        check_is_fitted(self, "clients_")
         ids = np.asarray(client_ids, dtype=np.int64).ravel()
         if ids.size == 0 or ids.min() < 0 or ids.max() >= self.n_clients:
             raise ValueError(f"client_ids must be clients 0..{self.n_clients - 1}, got {ids.tolist()}.")
@@ -879,10 +985,10 @@ class AsyncFederatedTrainer:
             self._X,
             self._y,
             rows,
-            config=self.local if local is None else local,
+            config=self._local if local is None else local,
             round_index=round_index,
             client_ids=ids,
             random_state=root,
-            method=self.method,
+            method=self._method,
             n_threads=self.n_threads,
         )

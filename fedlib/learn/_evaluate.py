@@ -9,6 +9,8 @@ INFOCOM 2023, sets a perplexity target on Tiny-Shakespeare).
 
 from __future__ import annotations
 
+from collections.abc import Callable
+
 import numpy as np
 import torch
 from torch import nn
@@ -70,7 +72,7 @@ def predict_logits(
     Examples
     --------
     >>> from fedlib.learn import make_model
-    >>> model = make_model("softmax", seed=0)
+    >>> model = make_model("softmax", random_state=0)
     >>> two = np.stack([get_flat(model), np.zeros(7850, dtype=np.float32)])
     >>> predict_logits(model, np.zeros((5, 1, 28, 28)), parameters=two).shape
     (2, 5, 10)
@@ -124,7 +126,7 @@ def predict_proba(
     Examples
     --------
     >>> from fedlib.learn import make_model
-    >>> p = predict_proba(make_model("softmax", seed=0), np.zeros((3, 1, 28, 28)))
+    >>> p = predict_proba(make_model("softmax", random_state=0), np.zeros((3, 1, 28, 28)))
     >>> p.shape, bool(np.allclose(p.sum(axis=1), 1.0))
     ((3, 10), True)
     """
@@ -166,7 +168,7 @@ def accuracy(
     Raises
     ------
     ValueError
-        If ``X`` and ``y`` differ in length.
+        If ``X`` and ``y`` differ in length or hold no row.
 
     Examples
     --------
@@ -175,12 +177,10 @@ def accuracy(
     >>> accuracy(model, np.zeros((4, 1, 28, 28)), [0, 0, 1, 2])
     0.5
     """
-    labels = _as_labels(y).numpy()
-    if len(labels) != len(X):
-        raise ValueError(f"X has {len(X)} rows but y has {len(labels)}.")
-    logits = predict_logits(model, X, parameters=parameters, batch_size=batch_size, n_threads=n_threads)
-    correct = (logits.argmax(axis=-1) == labels).mean(axis=-1)
-    return float(correct) if np.ndim(correct) == 0 else correct.astype(np.float64)
+    scores, single = _score_each_model(
+        "accuracy", _share_correct, model, X, y, parameters=parameters, batch_size=batch_size, n_threads=n_threads
+    )
+    return float(scores[0]) if single else scores
 
 
 def perplexity(
@@ -233,19 +233,76 @@ def perplexity(
     >>> round(perplexity(model, np.zeros((5, 3)), [0, 1, 2, 3, 0]), 6)
     4.0
     """
+    scores, single = _score_each_model(
+        "perplexity",
+        _mean_cross_entropy,
+        model,
+        X,
+        y,
+        parameters=parameters,
+        batch_size=batch_size,
+        n_threads=n_threads,
+    )
+    result = np.exp(scores)
+    return float(result[0]) if single else result
+
+
+def _score_each_model(
+    metric: str,
+    score: Callable[[np.ndarray, torch.Tensor], float],
+    model: nn.Module,
+    X,
+    y,
+    *,
+    parameters,
+    batch_size: int,
+    n_threads: int | None,
+) -> tuple[np.ndarray, bool]:
+    """The evaluation loop of :func:`accuracy` and :func:`perplexity`: ``score(logits, labels)`` of each model.
+
+    Parameters
+    ----------
+    metric : str
+        The metric's name, for the error messages.
+    score : callable
+        ``score(logits, labels)`` with one model's float32 logits of shape ``(n, n_classes)`` and the
+        int64 labels of shape ``(n,)``; returns a float.
+    model, X, y, parameters, batch_size, n_threads
+        The arguments of :func:`accuracy` or :func:`perplexity`, passed on unchanged.
+
+    Returns
+    -------
+    scores : ndarray of float64, shape (n_models,)
+        One score per model (one for a single vector).
+    single : bool
+        Whether a single vector (or ``parameters=None``) was given.
+
+    Raises
+    ------
+    ValueError
+        If ``X`` and ``y`` differ in length or hold no row, or ``score`` raises it.
+    """
     labels = _as_labels(y)
     if len(labels) != len(X):
         raise ValueError(f"X has {len(X)} rows but y has {len(labels)}.")
     if len(labels) == 0:
-        raise ValueError("the perplexity of no rows is undefined: X and y need at least one row.")
+        raise ValueError(f"the {metric} of no rows is undefined: X and y need at least one row.")
     logits = predict_logits(model, X, parameters=parameters, batch_size=batch_size, n_threads=n_threads)
+    # one model at a time: a score's float64 intermediates for a whole stack would be 8 bytes per logit of every model
+    scores = [score(one, labels) for one in logits.reshape(-1, *logits.shape[-2:])]
+    return np.array(scores, dtype=np.float64), logits.ndim == 2
+
+
+def _share_correct(logits: np.ndarray, labels: torch.Tensor) -> float:
+    """Share of the rows whose largest logit (the first, on ties) is the label."""
+    return float((logits.argmax(axis=-1) == labels.numpy()).mean())
+
+
+def _mean_cross_entropy(logits: np.ndarray, labels: torch.Tensor) -> float:
+    """Mean of ``-log softmax(logits)[label]`` in nats, in float64; labels must lie in ``[0, n_classes)``."""
     n_classes = logits.shape[-1]
     low, high = int(labels.min()), int(labels.max())
     if low < 0 or high >= n_classes:
         raise ValueError(f"labels must lie in [0, n_classes={n_classes}), got values in [{low}, {high}].")
-    stack = torch.from_numpy(logits.reshape(-1, *logits.shape[-2:]))
-    index = labels.unsqueeze(-1)
-    # one model at a time: the float64 log-probabilities of a whole stack would be 8 bytes per logit of every model
-    mean_nll = [-torch.log_softmax(one.to(torch.float64), dim=-1).gather(-1, index).mean().item() for one in stack]
-    result = np.exp(np.array(mean_nll, dtype=np.float64))
-    return float(result[0]) if logits.ndim == 2 else result
+    log_p = torch.log_softmax(torch.from_numpy(logits).to(torch.float64), dim=-1)
+    return -log_p.gather(-1, labels.unsqueeze(-1)).mean().item()

@@ -36,10 +36,12 @@ from typing import Any, Protocol, runtime_checkable
 
 import numpy as np
 import torch
+from sklearn.base import BaseEstimator
 from torch import nn
 
+from fedlib._random import check_random_state, root_sequence
 from fedlib._typing import SeedLike
-from fedlib._validation import check_ids, check_option, check_random_state, check_scalar
+from fedlib._validation import check_is_fitted, check_option, check_scalar
 from fedlib.learn._evaluate import accuracy
 from fedlib.learn._local import (
     _AGGREGATE,
@@ -49,9 +51,8 @@ from fedlib.learn._local import (
     LocalSGD,
     _as_features,
     _as_labels,
-    _check_clients,
     _child,
-    root_sequence,
+    check_training_data,
     train_clients,
 )
 from fedlib.learn._models import init_parameters, make_model
@@ -219,6 +220,37 @@ def fedavg_weights(n_samples, weighting: str = "samples") -> np.ndarray:
     return sizes / sizes.mean()
 
 
+def fedavg_mean(vectors, n_samples, weighting: str = "samples") -> np.ndarray:
+    """FedAvg's weighted mean of client vectors: ``Σ_i w_i v_i / Σ_i w_i`` with ``w_i`` from :func:`fedavg_weights`.
+
+    The model a FedAvg server forms from its clients' models (McMahan et al., AISTATS 2017,
+    Alg. 1: ``w ← Σ_k (n_k / n) w_k``), or the mean step from their updates. Summed in
+    float64 in client order and returned in float64: the caller rounds once, to the model's
+    float32, after adding it to whatever it updates.
+
+    Parameters
+    ----------
+    vectors : array-like of float, shape (n, d)
+        One row per client: its model or its update.
+    n_samples : array-like of int, shape (n,)
+        The clients' numbers of examples.
+    weighting : {"samples", "uniform"}, default="samples"
+        As :func:`fedavg_weights`.
+
+    Returns
+    -------
+    ndarray of float64, shape (d,)
+        The weighted mean.
+
+    Examples
+    --------
+    >>> fedavg_mean([[0.0, 4.0], [4.0, 0.0]], [10, 30]).tolist()
+    [3.0, 1.0]
+    """
+    weights = fedavg_weights(n_samples, weighting)
+    return np.einsum("i,id->d", weights / weights.sum(), np.asarray(vectors))
+
+
 def server_update(global_parameters, aggregated: Aggregated, *, weights=None, server_lr: float = 1.0) -> np.ndarray:
     """FedAvg's server step over the users that were summed: ``θ + η_g · total / Σ_{i∈summed} w_i``.
 
@@ -351,12 +383,15 @@ DropoutRule = Callable[[int, np.ndarray, np.random.Generator], Sequence[int]]
 """``dropout(round_index, participant_ids, rng) -> ids of the participants who drop`` in that round."""
 
 
-class FederatedTrainer:
+class FederatedTrainer(BaseEstimator):
     """FedAvg of one model over a fixed set of clients, round by round, with any aggregator.
 
-    Liu et al. (TDSC 2025) run one such trainer per cluster, with secure
-    aggregation inside; unlearning a user retrains its cluster from scratch:
-    :meth:`remove_clients`, then :meth:`reset` with a fresh seed, then :meth:`run`.
+    A scikit-learn estimator: the hyper-parameters here, the clients' data in
+    :meth:`fit`, which trains ``rounds`` rounds; :meth:`step` and :meth:`run`
+    continue from there. Liu et al. (TDSC 2025) run one such trainer per
+    cluster, with secure aggregation inside; unlearning a user retrains its
+    cluster from scratch: a new trainer fitted on the remaining users with a
+    fresh seed (:meth:`fedlib.unlearn.ClusteredUnlearning.fresh_trainer`).
 
     Every random choice comes from the root seed and the round: the initial
     model (:func:`init_parameters`), participants and dropouts, each client's
@@ -368,15 +403,12 @@ class FederatedTrainer:
 
     Parameters
     ----------
-    model : str or torch.nn.Module
-        A :data:`MODELS` name (built for ``X``'s row shape and ``n_classes``)
-        or an architecture without buffers; its parameters are re-drawn from the seed.
-    X : ndarray or torch.Tensor of float, shape (n_samples, ...)
-        All clients' examples (e.g. :func:`fedlib.data.image_array`).
-    y : array-like of int, shape (n_samples,)
-        Labels in ``[0, n_classes)``.
-    clients : sequence of array-like of int
-        Each client's rows of ``X``.
+    model : str or torch.nn.Module, default="softmax"
+        A :data:`MODELS` name (built for the row shape of the ``X`` given to
+        :meth:`fit` and ``n_classes``) or an architecture without buffers; its
+        parameters are re-drawn from the seed.
+    rounds : int, default=1
+        Rounds :meth:`fit` trains (0: set up only).
     n_classes : int, optional
         Output units when ``model`` is a name; default ``max(y) + 1``.
     local : LocalSGD, optional
@@ -392,14 +424,8 @@ class FederatedTrainer:
         ``dropout(round_index, participant_ids, rng) -> ids`` (:data:`DropoutRule`).
     server_lr : float, default=1.0
         ``η_g`` of :func:`server_update`.
-    test_data : (X_test, y_test), optional
-        Evaluated after every ``eval_every`` rounds (``accuracy`` in the history).
     eval_every : int, default=1
-        Rounds between evaluations.
-    client_ids : array-like of int, optional
-        Global ids of the clients (for their training streams and the
-        history); default ``0..n_clients-1``. A user keeps its stream in
-        whichever cluster it is trained.
+        Rounds between evaluations on the ``test_data`` given to :meth:`fit`.
     abort_on : tuple of exception types, default=()
         Exceptions of the aggregator that mean "this round output nothing"
         (e.g. ``(fedlib.exceptions.SecAggAbort,)``): the round is recorded as
@@ -408,7 +434,7 @@ class FederatedTrainer:
         Keep the parameters of every version, for :meth:`rollback`.
     method : {"auto", "vmap", "loop"}, default="auto"
         Local-training path (:func:`train_clients`).
-    random_state : int, numpy.random.SeedSequence or None, default=0
+    random_state : int, numpy.random.Generator, numpy.random.SeedSequence or None, default=None
         Root seed.
     n_threads : int or None, default=1
         torch threads (``None``: leave torch's setting alone).
@@ -418,38 +444,43 @@ class FederatedTrainer:
     params_ : ndarray of float32, shape (d,)
         The current global model.
     round_ : int
-        Rounds completed since the last :meth:`reset` (the version of ``params_``).
+        Rounds completed since :meth:`fit` or the last :meth:`reset` (the version of ``params_``).
     history_ : list of RoundRecord
-        One record per round since the last :meth:`reset`.
+        One record per round since :meth:`fit` or the last :meth:`reset`.
     checkpoints_ : dict of int to ndarray
         Version -> parameters (with ``keep_checkpoints``; version 0 is the initial model).
+    clients_ : list of ndarray of int64
+        Each client's rows of ``X`` (the ``parts`` given to :meth:`fit`).
     client_ids_ : ndarray of int64
-        The current clients' ids.
+        The clients' ids.
     model_ : torch.nn.Module
         The architecture (its own parameters are not used).
-
-    Raises
-    ------
-    ValueError
-        For labels out of range, empty or out-of-range clients, or bad options.
+    n_features_in_ : int
+        Features per example (the product of ``X.shape[1:]``).
 
     Examples
     --------
     >>> rng = np.random.default_rng(0)
     >>> X, y = rng.random((90, 1, 28, 28), dtype=np.float32), rng.integers(0, 3, 90)
-    >>> clients = np.array_split(np.arange(90), 3)
-    >>> trainer = FederatedTrainer("softmax", X, y, clients, random_state=0).run(2)
+    >>> parts = np.array_split(np.arange(90), 3)
+    >>> trainer = FederatedTrainer("softmax", rounds=2, random_state=0).fit(X, y, parts=parts)
     >>> trainer.round_, [r.summed.tolist() for r in trainer.history_]
     (2, [[0, 1, 2], [0, 1, 2]])
+    >>> trainer.run(1).round_, trainer.n_features_in_
+    (3, 784)
+
+    Set up only, then train round by round:
+
+    >>> trainer = FederatedTrainer("softmax", participation=0.5).fit(X, y, parts=parts, n_rounds=0)
+    >>> trainer.round_, trainer.step().participants.size
+    (0, 2)
     """
 
     def __init__(
         self,
-        model: str | nn.Module,
-        X,
-        y,
-        clients: Sequence,
+        model: str | nn.Module = "softmax",
         *,
+        rounds: int = 1,
         n_classes: int | None = None,
         local: LocalSGD | None = None,
         aggregator: Aggregator | None = None,
@@ -457,80 +488,148 @@ class FederatedTrainer:
         participation: float = 1.0,
         dropout: float | DropoutRule = 0.0,
         server_lr: float = 1.0,
-        test_data: tuple | None = None,
         eval_every: int = 1,
-        client_ids=None,
         abort_on: tuple[type[BaseException], ...] = (),
         keep_checkpoints: bool = False,
         method: str = "auto",
-        random_state: SeedLike = 0,
+        random_state: SeedLike = None,
         n_threads: int | None = 1,
     ) -> None:
-        self._X, self._y = _as_features(X), _as_labels(y)
-        if self._X.shape[0] != self._y.shape[0]:
-            raise ValueError(f"X has {self._X.shape[0]} rows but y has {self._y.shape[0]}.")
-        if self._y.numel() and int(self._y.min()) < 0:
-            raise ValueError("labels must be >= 0.")
-        self.clients_ = _check_clients(clients, self._X.shape[0])
-        n = len(self.clients_)
+        self.model = model
+        self.rounds = rounds
+        self.n_classes = n_classes
+        self.local = local
+        self.aggregator = aggregator
+        self.weighting = weighting
+        self.participation = participation
+        self.dropout = dropout
+        self.server_lr = server_lr
+        self.eval_every = eval_every
+        self.abort_on = abort_on
+        self.keep_checkpoints = keep_checkpoints
+        self.method = method
+        self.random_state = random_state
+        self.n_threads = n_threads
+
+    def fit(
+        self,
+        X,
+        y,
+        *,
+        parts: Sequence | None = None,
+        client_ids=None,
+        test_data: tuple | None = None,
+        n_rounds: int | None = None,
+    ) -> FederatedTrainer:
+        """Set the federation up (the initial model from ``random_state``, round 0) and train ``rounds`` rounds.
+
+        Calling it again starts over: the same seed and data give the same bits.
+
+        Parameters
+        ----------
+        X : ndarray or torch.Tensor of float, shape (n_samples, ...)
+            All clients' examples (e.g. :func:`fedlib.data.image_array`).
+        y : array-like of int, shape (n_samples,)
+            Labels in ``[0, n_classes)``.
+        parts : sequence of array-like of int, optional
+            Each client's rows of ``X``; default one client holding every row.
+        client_ids : array-like of int, optional
+            Global ids of the clients (for their training streams and the
+            history); default ``0..n_clients-1``. A user keeps its stream in
+            whichever cluster it is trained.
+        test_data : (X_test, y_test), optional
+            Evaluated after every ``eval_every`` rounds (``accuracy`` in the history).
+        n_rounds : int, optional
+            Train this many rounds instead of ``rounds``; 0 only sets up (then
+            :meth:`step` or :meth:`run`).
+
+        Returns
+        -------
+        FederatedTrainer
+            ``self``, fitted.
+
+        Raises
+        ------
+        ValueError
+            For labels out of range, empty or out-of-range clients, or bad options.
+        TypeError
+            For a ``model``, ``local``, ``aggregator`` or ``abort_on`` of the wrong type.
+        """
+        rounds = check_scalar(self.rounds, "rounds", "int", min_val=0)
+        n_rounds = rounds if n_rounds is None else check_scalar(n_rounds, "n_rounds", "int", min_val=0)
+        local = LocalSGD() if self.local is None else self.local
+        if not isinstance(local, LocalSGD):
+            raise TypeError(f"local must be a LocalSGD, got {type(local).__name__}.")
+        aggregator = PlainSum() if self.aggregator is None else self.aggregator
+        if not callable(getattr(aggregator, "aggregate", None)):
+            raise TypeError(
+                f"aggregator must have an aggregate(updates, *, dropped, random_state) method: {self.aggregator!r}."
+            )
+        weighting = check_option(self.weighting, "weighting", ("samples", "uniform"))
+        participation = check_scalar(
+            self.participation, "participation", "real", min_val=0.0, max_val=1.0, include_min=False
+        )
+        if callable(self.dropout):
+            dropout = self.dropout
+        else:
+            dropout = check_scalar(self.dropout, "dropout", "real", min_val=0.0, max_val=1.0, include_max=False)
+        server_lr = check_scalar(self.server_lr, "server_lr", "real", min_val=0.0, include_min=False)
+        eval_every = check_scalar(self.eval_every, "eval_every", "int", min_val=1)
+        abort_on = tuple(self.abort_on)
+        if not all(isinstance(e, type) and issubclass(e, BaseException) for e in abort_on):
+            raise TypeError(f"abort_on must be a tuple of exception types, got {self.abort_on!r}.")
+        method = check_option(self.method, "method", ("auto", "vmap", "loop"))
+        n_threads = None if self.n_threads is None else check_scalar(self.n_threads, "n_threads", "int", min_val=1)
+
+        X_, y_, clients = check_training_data(X, y, parts)
+        n = len(clients)
         ids = np.arange(n, dtype=np.int64) if client_ids is None else np.asarray(client_ids, dtype=np.int64).ravel()
         if ids.shape != (n,) or np.unique(ids).size != n:
             raise ValueError(f"client_ids must hold {n} distinct ids, got {ids.tolist()}.")
-        self.client_ids_ = ids
-        self.local = LocalSGD() if local is None else local
-        if not isinstance(self.local, LocalSGD):
-            raise TypeError(f"local must be a LocalSGD, got {type(self.local).__name__}.")
-        self.aggregator = PlainSum() if aggregator is None else aggregator
-        if not callable(getattr(self.aggregator, "aggregate", None)):
-            raise TypeError(
-                f"aggregator must have an aggregate(updates, *, dropped, random_state) method: {aggregator!r}."
-            )
-        self.weighting = check_option(weighting, "weighting", ("samples", "uniform"))
-        self.participation = check_scalar(
-            participation, "participation", "real", min_val=0.0, max_val=1.0, include_min=False
-        )
-        if callable(dropout):
-            self.dropout = dropout
-        else:
-            self.dropout = check_scalar(dropout, "dropout", "real", min_val=0.0, max_val=1.0, include_max=False)
-        self.server_lr = check_scalar(server_lr, "server_lr", "real", min_val=0.0, include_min=False)
-        self.eval_every = check_scalar(eval_every, "eval_every", "int", min_val=1)
-        self.abort_on = tuple(abort_on)
-        if not all(isinstance(e, type) and issubclass(e, BaseException) for e in self.abort_on):
-            raise TypeError(f"abort_on must be a tuple of exception types, got {abort_on!r}.")
-        self.keep_checkpoints = bool(keep_checkpoints)
-        self.method = check_option(method, "method", ("auto", "vmap", "loop"))
-        self.n_threads = None if n_threads is None else check_scalar(n_threads, "n_threads", "int", min_val=1)
+        model = self.model
         if isinstance(model, str):
-            classes = int(self._y.max()) + 1 if n_classes is None else n_classes
-            model = make_model(model, max(classes, 2), seed=0, input_shape=tuple(self._X.shape[1:]))
+            classes = int(y_.max()) + 1 if self.n_classes is None else self.n_classes
+            model = make_model(model, max(classes, 2), random_state=0, input_shape=tuple(X_.shape[1:]))
         elif not isinstance(model, nn.Module):
             raise TypeError(f"model must be a model name or a torch.nn.Module, got {type(model).__name__}.")
-        self.model_ = model
-        self._layout = ParameterLayout(model)
         with torch.no_grad():
-            n_out = int(model(self._X[:1]).shape[-1])
-        if int(self._y.max()) >= n_out:
+            n_out = int(model(X_[:1]).shape[-1])
+        if int(y_.max()) >= n_out:
             raise ValueError(
-                f"labels must lie in [0, {n_out}) for a model with {n_out} outputs; found {int(self._y.max())}."
+                f"labels must lie in [0, {n_out}) for a model with {n_out} outputs; found {int(y_.max())}."
             )
         if test_data is not None:
             X_test, y_test = test_data
-            self._test = (_as_features(X_test), _as_labels(y_test))
-            if self._test[0].shape[0] != self._test[1].shape[0]:
+            test = (_as_features(X_test), _as_labels(y_test))
+            if test[0].shape[0] != test[1].shape[0]:
                 raise ValueError("test_data: X_test and y_test differ in length.")
         else:
-            self._test = None
-        self.reset(random_state)
+            test = None
+
+        self._local, self._aggregator, self._weighting = local, aggregator, weighting
+        self._participation, self._dropout, self._server_lr = participation, dropout, server_lr
+        self._eval_every, self._abort_on, self._keep_checkpoints = eval_every, abort_on, bool(self.keep_checkpoints)
+        self._method, self._n_threads = method, n_threads
+        self._X, self._y, self._test = X_, y_, test
+        self.n_features_in_ = int(np.prod(X_.shape[1:], dtype=np.int64))
+        self.clients_ = clients
+        self.client_ids_ = ids
+        self.model_ = model
+        self._layout = ParameterLayout(model)
+        self._root = root_sequence(self.random_state)
+        self._reset()
+        return self.run(n_rounds)
 
     @property
     def n_clients(self) -> int:
-        """Number of current clients."""
+        """Number of clients."""
+        check_is_fitted(self, "params_")
         return len(self.clients_)
 
     @property
     def n_parameters(self) -> int:
         """``d``, the length of :attr:`params_`."""
+        check_is_fitted(self, "params_")
         return self._layout.n_parameters
 
     def reset(self, random_state: SeedLike = None, *, parameters=None) -> FederatedTrainer:
@@ -540,36 +639,9 @@ class FederatedTrainer:
         ----------
         random_state : int, numpy.random.SeedSequence or None, optional
             The new root seed; ``None`` keeps the current one (the same initial
-            model and streams). Liu et al. retrain from scratch: pass a fresh seed.
+            model and streams). The ``random_state`` parameter is not changed.
         parameters : array-like of float32, shape (d,), optional
             Start from these parameters instead of a seeded initialisation.
-
-        Returns
-        -------
-        FederatedTrainer
-            ``self``.
-        """
-        if random_state is not None or not hasattr(self, "_root"):
-            self._root = root_sequence(random_state)
-        if parameters is None:
-            init_parameters(self.model_, seed=np.random.default_rng(_child(self._root, _INIT)))
-            self.params_ = get_flat(self.model_)
-        else:
-            self.params_ = np.array(parameters, dtype=np.float32)
-            if self.params_.shape != (self.n_parameters,):
-                raise ValueError(f"parameters must have shape ({self.n_parameters},), got {self.params_.shape}.")
-        self.round_ = 0
-        self.history_: list[RoundRecord] = []
-        self.checkpoints_: dict[int, np.ndarray] = {0: self.params_.copy()} if self.keep_checkpoints else {}
-        return self
-
-    def remove_clients(self, client_ids) -> FederatedTrainer:
-        """Forget some clients: later rounds train without them (the model is not changed; see :meth:`reset`).
-
-        Parameters
-        ----------
-        client_ids : array-like of int
-            Ids (as in :attr:`client_ids_`) of the clients to remove.
 
         Returns
         -------
@@ -579,37 +651,46 @@ class FederatedTrainer:
         Raises
         ------
         ValueError
-            If an id is not a current client, or no client would remain.
+            If ``parameters`` does not have shape ``(d,)``.
         """
-        gone = check_ids(client_ids, "client_ids")
-        unknown = np.setdiff1d(gone, self.client_ids_)
-        if unknown.size:
-            raise ValueError(f"clients {unknown.tolist()} are not clients of this trainer.")
-        keep = ~np.isin(self.client_ids_, gone)
-        if not keep.any():
-            raise ValueError("removing these clients would leave none.")
-        self.clients_ = [c for c, k in zip(self.clients_, keep, strict=True) if k]
-        self.client_ids_ = self.client_ids_[keep]
+        check_is_fitted(self, "params_")
+        if random_state is not None:
+            self._root = root_sequence(random_state)
+        return self._reset(parameters)
+
+    def _reset(self, parameters=None) -> FederatedTrainer:
+        """Round 0 from the current root seed (or from ``parameters``)."""
+        if parameters is None:
+            init_parameters(self.model_, random_state=np.random.default_rng(_child(self._root, _INIT)))
+            params = get_flat(self.model_)
+        else:
+            params = np.array(parameters, dtype=np.float32)
+            if params.shape != (self._layout.n_parameters,):
+                raise ValueError(f"parameters must have shape ({self._layout.n_parameters},), got {params.shape}.")
+        self.params_ = params
+        self.round_ = 0
+        self.history_: list[RoundRecord] = []
+        self.checkpoints_: dict[int, np.ndarray] = {0: self.params_.copy()} if self._keep_checkpoints else {}
         return self
 
     def _draw_round(self, round_index: int) -> tuple[np.ndarray, np.ndarray]:
         """Positions of this round's participants, and the positions (among them) of those who drop."""
         rng = np.random.default_rng(_child(self._root, _ROUND, round_index))
         n = self.n_clients
-        if self.participation < 1.0:
-            m = max(1, round(self.participation * n))
+        if self._participation < 1.0:
+            m = max(1, round(self._participation * n))
             participants = np.sort(rng.choice(n, size=m, replace=False))
         else:
             participants = np.arange(n)
-        if callable(self.dropout):
+        if callable(self._dropout):
             ids = self.client_ids_[participants]
-            chosen = np.asarray(self.dropout(round_index, ids.copy(), rng), dtype=np.int64).ravel()
+            chosen = np.asarray(self._dropout(round_index, ids.copy(), rng), dtype=np.int64).ravel()
             outside = np.setdiff1d(chosen, ids)
             if outside.size:
                 raise ValueError(f"the dropout rule returned ids {outside.tolist()} that are not participants.")
             dropped = np.flatnonzero(np.isin(ids, chosen))
-        elif self.dropout > 0:
-            dropped = np.flatnonzero(rng.random(participants.size) < self.dropout)
+        elif self._dropout > 0:
+            dropped = np.flatnonzero(rng.random(participants.size) < self._dropout)
         else:
             dropped = np.array([], dtype=np.int64)
         return participants, dropped
@@ -638,8 +719,9 @@ class FederatedTrainer:
         Raises
         ------
         ValueError
-            If a position is not that of a current client.
+            If a position is not that of a client.
         """
+        check_is_fitted(self, "params_")
         # in the order given (not sorted): row i of a per-client ``start`` belongs to ``positions[i]``
         positions = np.asarray(positions, dtype=np.int64).ravel()
         if positions.size and (positions.min() < 0 or positions.max() >= self.n_clients):
@@ -651,13 +733,13 @@ class FederatedTrainer:
             self._X,
             self._y,
             [self.clients_[p] for p in positions],
-            config=self.local,
+            config=self._local,
             round_index=r,
             client_ids=self.client_ids_[positions],
             base_version=self.round_ if base_version is None else base_version,
             random_state=self._root,
-            method=self.method,
-            n_threads=self.n_threads,
+            method=self._method,
+            n_threads=self._n_threads,
         )
 
     def step(self) -> RoundRecord:
@@ -673,12 +755,13 @@ class FederatedTrainer:
         ValueError
             If the aggregator reports summing a user who dropped.
         """
+        check_is_fitted(self, "params_")
         r = self.round_
         participants, dropped = self._draw_round(r)
         n, d = participants.size, self.n_parameters
         stays = np.setdiff1d(np.arange(n), dropped)
         sizes = np.array([len(self.clients_[p]) for p in participants])
-        weights = fedavg_weights(sizes, self.weighting)
+        weights = fedavg_weights(sizes, self._weighting)
         inputs = np.zeros((n, d), dtype=np.float32)
         train_seconds = 0.0
         if stays.size:
@@ -691,8 +774,8 @@ class FederatedTrainer:
         began = time.perf_counter()
         rng = np.random.default_rng(_child(self._root, _AGGREGATE, r))
         try:
-            aggregated = self.aggregator.aggregate(inputs, dropped=dropped, random_state=rng)
-        except self.abort_on:
+            aggregated = self._aggregator.aggregate(inputs, dropped=dropped, random_state=rng)
+        except self._abort_on:
             aggregated = None
         aggregate_seconds = time.perf_counter() - began
         if aggregated is None:
@@ -703,14 +786,14 @@ class FederatedTrainer:
                 raise ValueError(
                     f"the aggregator summed rows {np.intersect1d(summed, dropped).tolist()} that dropped out."
                 )
-            self.params_ = server_update(self.params_, aggregated, weights=weights, server_lr=self.server_lr)
+            self.params_ = server_update(self.params_, aggregated, weights=weights, server_lr=self._server_lr)
             sent = int(getattr(aggregated, "bytes_sent", 4 * d * summed.size))
             received = int(getattr(aggregated, "bytes_received", 0))
             phases = dict(getattr(aggregated, "seconds", {}) or {})
         self.round_ += 1
-        if self.keep_checkpoints:
+        if self._keep_checkpoints:
             self.checkpoints_[self.round_] = self.params_.copy()
-        acc = self.evaluate() if self._test is not None and self.round_ % self.eval_every == 0 else None
+        acc = self.evaluate() if self._test is not None and self.round_ % self._eval_every == 0 else None
         ids = self.client_ids_[participants]
         record = RoundRecord(
             round_index=r,
@@ -742,6 +825,7 @@ class FederatedTrainer:
         FederatedTrainer
             ``self``.
         """
+        check_is_fitted(self, "params_")
         n_rounds = check_scalar(n_rounds, "n_rounds", "int", min_val=0)
         for _ in range(n_rounds):
             self.step()
@@ -768,9 +852,12 @@ class FederatedTrainer:
         ValueError
             Without ``keep_checkpoints``, or for a version that was not kept.
         """
+        check_is_fitted(self, "params_")
         version = check_scalar(version, "version", "int", min_val=0, max_val=self.round_)
         if version not in self.checkpoints_:
-            raise ValueError(f"version {version} was not kept: create the trainer with keep_checkpoints=True.")
+            raise ValueError(
+                f"version {version} was not kept: create the trainer with keep_checkpoints=True and fit it again."
+            )
         self.params_ = self.checkpoints_[version].copy()
         self.round_ = version
         self.history_ = [h for h in self.history_ if h.round_index < version]
@@ -778,7 +865,7 @@ class FederatedTrainer:
         return self
 
     def evaluate(self, X=None, y=None) -> float:
-        """Accuracy of the current model on ``(X, y)``, default the trainer's test data.
+        """Accuracy of the current model on ``(X, y)``, default the ``test_data`` given to :meth:`fit`.
 
         Parameters
         ----------
@@ -797,13 +884,14 @@ class FederatedTrainer:
         ValueError
             Without data to evaluate on.
         """
+        check_is_fitted(self, "params_")
         if X is None and y is None:
             if self._test is None:
-                raise ValueError("no test data: pass X and y, or create the trainer with test_data.")
+                raise ValueError("no test data: pass X and y, or give test_data to fit.")
             X, y = self._test
         elif X is None or y is None:
             raise ValueError("pass both X and y.")
-        return float(accuracy(self.model_, X, y, parameters=self.params_, n_threads=self.n_threads))
+        return float(accuracy(self.model_, X, y, parameters=self.params_, n_threads=self._n_threads))
 
     def history_table(self) -> dict[str, list]:
         """The history as columns (``pandas.DataFrame(trainer.history_table())``).
@@ -813,6 +901,7 @@ class FederatedTrainer:
         dict of str to list
             The columns of :meth:`RoundRecord.as_row`, one entry per round.
         """
+        check_is_fitted(self, "params_")
         rows = [record.as_row() for record in self.history_]
         return {key: [row[key] for row in rows] for key in _HISTORY_COLUMNS}
 
@@ -821,12 +910,14 @@ def fedavg(
     model: str | nn.Module,
     X,
     y,
-    clients: Sequence,
+    parts: Sequence,
     *,
     rounds: int,
+    client_ids=None,
+    test_data: tuple | None = None,
     **options,
 ) -> FederatedTrainer:
-    """Train one model with FedAvg for ``rounds`` rounds: ``FederatedTrainer(...).run(rounds)``.
+    """Train one model with FedAvg: ``FederatedTrainer(model, rounds=rounds, **options).fit(X, y, parts=parts)``.
 
     Parameters
     ----------
@@ -836,18 +927,22 @@ def fedavg(
         All clients' examples.
     y : array-like of int, shape (n_samples,)
         Labels.
-    clients : sequence of array-like of int
-        Each client's rows.
+    parts : sequence of array-like of int
+        Each client's rows of ``X``.
     rounds : int
         Communication rounds ``R``.
+    client_ids : array-like of int, optional
+        As in :meth:`FederatedTrainer.fit`.
+    test_data : (X_test, y_test), optional
+        As in :meth:`FederatedTrainer.fit`.
     **options
-        Any keyword of :class:`FederatedTrainer` (``local``, ``aggregator``,
-        ``dropout``, ``test_data``, ``random_state``, ...).
+        Any other parameter of :class:`FederatedTrainer` (``local``,
+        ``aggregator``, ``dropout``, ``random_state``, ...).
 
     Returns
     -------
     FederatedTrainer
-        After ``rounds`` rounds: ``params_``, ``history_``.
+        Fitted, after ``rounds`` rounds: ``params_``, ``history_``.
 
     Examples
     --------
@@ -856,4 +951,5 @@ def fedavg(
     >>> fedavg("softmax", X, y, np.array_split(np.arange(40), 4), rounds=3).round_
     3
     """
-    return FederatedTrainer(model, X, y, clients, **options).run(rounds)
+    trainer = FederatedTrainer(model, rounds=rounds, **options)
+    return trainer.fit(X, y, parts=parts, client_ids=client_ids, test_data=test_data)

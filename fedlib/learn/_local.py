@@ -37,12 +37,16 @@ from dataclasses import dataclass, field
 import numpy as np
 import torch
 import torch.nn.functional as F
+from scipy import sparse
+from sklearn.utils import check_array as sklearn_check_array
+from sklearn.utils.multiclass import type_of_target
 from torch import nn
 from torch.func import functional_call, grad, vmap
 
+from fedlib._random import child_sequence as _child
+from fedlib._random import root_sequence
 from fedlib._typing import SeedLike
-from fedlib._validation import check_option, check_random_state, check_scalar
-from fedlib._validation import child_sequence as _child
+from fedlib._validation import check_option, check_scalar
 from fedlib.learn._params import ParameterLayout
 
 #: Stream keys under a root seed: the training order of client c in round r is stream (TRAIN, r, c).
@@ -169,38 +173,6 @@ class ClientUpdates:
         )
 
 
-def root_sequence(random_state: SeedLike) -> np.random.SeedSequence:
-    """The root of every stream of a simulation: a :class:`numpy.random.SeedSequence`.
-
-    Parameters
-    ----------
-    random_state : int, numpy.random.Generator, numpy.random.SeedSequence or None
-        An int or a SeedSequence is used as is; a Generator is advanced by one
-        draw, which seeds the root; ``None`` draws fresh entropy.
-
-    Returns
-    -------
-    numpy.random.SeedSequence
-        The root.
-
-    Raises
-    ------
-    TypeError
-        For any other type.
-
-    Examples
-    --------
-    >>> root_sequence(3).entropy
-    3
-    """
-    if isinstance(random_state, np.random.SeedSequence):
-        return random_state
-    if isinstance(random_state, np.random.Generator):
-        return np.random.SeedSequence(int(random_state.integers(0, 2**63)))
-    check_random_state(random_state)  # type check only
-    return np.random.SeedSequence(random_state)
-
-
 def client_generator(random_state: SeedLike, round_index: int, client_id: int) -> np.random.Generator:
     """The generator of client ``client_id``'s example orders in round ``round_index``.
 
@@ -211,7 +183,7 @@ def client_generator(random_state: SeedLike, round_index: int, client_id: int) -
     Parameters
     ----------
     random_state : int, numpy.random.SeedSequence or None
-        The simulation's root seed (:func:`root_sequence`).
+        The simulation's root seed (:func:`fedlib.utils.root_sequence`).
     round_index : int
         The round (or, asynchronously, the server version the client was sent).
     client_id : int
@@ -243,7 +215,10 @@ def _as_labels(y) -> torch.Tensor:
     if isinstance(y, torch.Tensor):
         return y.detach().to(torch.int64).contiguous()
     y = np.asarray(y)
+    if y.dtype.kind == "f" and np.isfinite(y).all() and (y == np.round(y)).all():
+        y = y.astype(np.int64)  # whole-number floats, as scikit-learn's classifiers take them
     if y.dtype.kind not in "iu":
+        type_of_target(y, input_name="y", raise_unknown=True)  # scikit-learn's message for unknown label types
         raise TypeError(f"labels must be integers, got dtype {y.dtype}.")
     return torch.from_numpy(np.ascontiguousarray(y, dtype=np.int64))
 
@@ -262,6 +237,108 @@ def _check_clients(clients, n_samples: int) -> list[np.ndarray]:
             raise ValueError(f"client {i}: row indices must lie in [0, {n_samples}), got [{rows.min()}, {rows.max()}].")
         out.append(rows.astype(np.int64, copy=False))
     return out
+
+
+def check_training_data(X, y, parts=None) -> tuple[torch.Tensor, torch.Tensor, list[np.ndarray]]:
+    """The ``X``, ``y`` and ``parts`` of a federated ``fit``, checked as scikit-learn checks an estimator's input.
+
+    ``X`` is dense, numeric, non-empty and real (scikit-learn's :func:`~sklearn.utils.check_array`
+    with ``allow_nd``: images keep their shape), ``y`` holds non-negative integer labels, one per
+    row, and every row a client holds is finite. Rows no client holds are not checked, since they
+    are never read: a retraining may be given ``X`` with a forgotten user's rows replaced by NaN.
+
+    Parameters
+    ----------
+    X : array-like or torch.Tensor of shape (n_samples, ...)
+        Examples.
+    y : array-like or torch.Tensor of int, shape (n_samples,)
+        Labels.
+    parts : sequence of array-like of int, optional
+        Each client's rows of ``X``; default one client holding every row.
+
+    Returns
+    -------
+    X : torch.Tensor of float32
+        Sharing memory with ``X`` when it already is a C-contiguous float32 array or tensor.
+    y : torch.Tensor of int64
+        The labels.
+    clients : list of ndarray of int64
+        Each client's rows (one client of every row without ``parts``).
+
+    Raises
+    ------
+    TypeError
+        For sparse input or labels that are not integers.
+    ValueError
+        For empty, complex or non-numeric ``X``, NaN or infinity in a row a client holds,
+        negative labels, unknown label types, ``X`` and ``y`` of different lengths, or bad ``parts``.
+    """
+    if isinstance(X, torch.Tensor):
+        if X.numel() == 0 or X.ndim < 2:
+            raise ValueError(f"X must be a non-empty tensor of at least 2 dimensions, got shape {tuple(X.shape)}.")
+    else:
+        if sparse.issparse(X):
+            raise TypeError("sparse input is not supported: the models train on dense arrays (e.g. X.toarray()).")
+        X = sklearn_check_array(X, dtype="numeric", allow_nd=True, ensure_all_finite=False, input_name="X")
+    X_t = _as_features(X)
+    n = X_t.shape[0]
+    clients = [np.arange(n, dtype=np.int64)] if parts is None else _check_clients(parts, n)
+    held = np.zeros(n, dtype=bool)
+    held[np.concatenate(clients)] = True
+    flat = X_t.reshape(n, -1)
+    for start in range(0, n, _FINITE_CHUNK):
+        stop = min(n, start + _FINITE_CHUNK)
+        bad = ~torch.isfinite(flat[start:stop]).all(dim=1).numpy()
+        if (bad & held[start:stop]).any():
+            row = start + int(np.flatnonzero(bad & held[start:stop])[0])
+            raise ValueError(f"Input X contains NaN or infinity (row {row}, held by a client).")
+    y_t = _as_labels(y)
+    if y_t.ndim != 1 or y_t.shape[0] != n:
+        raise ValueError(f"y must hold one label per row of X ({n}), got shape {tuple(y_t.shape)}.")
+    if int(y_t.min()) < 0:
+        raise ValueError("labels must be >= 0.")
+    return X_t, y_t, clients
+
+
+def check_queries(X, n_features: int, estimator: str):
+    """Examples to predict on, checked as scikit-learn checks them: dense, finite, with the fitted feature count.
+
+    Parameters
+    ----------
+    X : array-like or torch.Tensor of shape (n_samples, ...)
+        Queries.
+    n_features : int
+        ``n_features_in_`` of the fitted estimator (features per example, all axes after the first).
+    estimator : str
+        Its name, for the message.
+
+    Returns
+    -------
+    ndarray or torch.Tensor
+        ``X`` (an array is converted by :func:`sklearn.utils.check_array` with ``allow_nd``).
+
+    Raises
+    ------
+    TypeError
+        For sparse input.
+    ValueError
+        For empty, 1-D, non-finite input or another number of features.
+    """
+    if isinstance(X, torch.Tensor):
+        if not torch.isfinite(X).all():
+            raise ValueError("Input X contains NaN or infinity.")
+    else:
+        if sparse.issparse(X):
+            raise TypeError("sparse input is not supported: the models take dense arrays (e.g. X.toarray()).")
+        X = sklearn_check_array(X, dtype="numeric", allow_nd=True, input_name="X")
+    got = int(np.prod(X.shape[1:], dtype=np.int64))
+    if got != n_features:
+        raise ValueError(f"X has {got} features, but {estimator} is expecting {n_features} features as input.")
+    return X
+
+
+#: Rows per chunk when X is checked for NaN and infinity (bounds the temporary boolean array).
+_FINITE_CHUNK = 65536
 
 
 def _loss(model: nn.Module):
@@ -412,7 +489,7 @@ def train_clients(
     round_index: int = 0,
     client_ids=None,
     base_version=0,
-    random_state: SeedLike = 0,
+    random_state: SeedLike = None,
     method: str = "auto",
     n_threads: int | None = 1,
 ) -> ClientUpdates:
@@ -443,8 +520,8 @@ def train_clients(
         The clients' ids for their streams and the result; default ``0..n_clients-1``.
     base_version : int or array-like of int, default=0
         Version of the model(s) in ``start``, recorded in the result.
-    random_state : int, numpy.random.SeedSequence or None, default=0
-        Root seed of the simulation (:func:`root_sequence`).
+    random_state : int, numpy.random.SeedSequence or None, default=None
+        Root seed of the simulation (:func:`fedlib.utils.root_sequence`).
     method : {"auto", "vmap", "loop"}, default="auto"
         ``"auto"``: :func:`choose_method`.
     n_threads : int or None, default=1
@@ -465,7 +542,7 @@ def train_clients(
     Examples
     --------
     >>> from fedlib.learn import get_flat, make_model
-    >>> model = make_model("softmax", seed=0)
+    >>> model = make_model("softmax", random_state=0)
     >>> rng = np.random.default_rng(0)
     >>> X, y = rng.random((60, 1, 28, 28), dtype=np.float32), rng.integers(0, 10, 60)
     >>> out = train_clients(model, get_flat(model), X, y, [np.arange(30), np.arange(30, 60)])

@@ -16,8 +16,9 @@ import numpy as np
 import torch
 from torch import nn
 
+from fedlib._random import check_random_state
 from fedlib._typing import SeedLike
-from fedlib._validation import check_option, check_random_state, check_scalar
+from fedlib._validation import check_option, check_scalar
 
 #: The names :func:`make_model` accepts.
 MODELS = ("cnn_paper", "lenet5", "cnn_small", "mlp", "softmax", "char_mlp")
@@ -153,12 +154,12 @@ def make_model(
     name: str,
     n_classes: int = 10,
     *,
-    seed: SeedLike = 0,
+    random_state: SeedLike = None,
     input_shape: tuple[int, ...] = (1, 28, 28),
     hidden: int = 64,
     embed: int = 16,
 ) -> nn.Module:
-    """Build one of the book's models, initialised from ``seed`` alone.
+    """Build one of the book's models, initialised from ``random_state`` alone.
 
     - ``"cnn_paper"``: the CNN of FedAvg (McMahan et al., AISTATS 2017): two
       5×5 convolutions with 32 and 64 channels (padding 2), each followed by
@@ -191,7 +192,7 @@ def make_model(
     Every weight and bias is drawn from ``U(-1/sqrt(fan_in), 1/sqrt(fan_in))``,
     and every embedding from ``N(0, 1)``, PyTorch's default distributions for
     these layers, but from a numpy Generator (:func:`init_parameters`): the
-    initial model depends on the seed only, not on torch's global random state
+    initial model depends on ``random_state`` only, not on torch's global random state
     or version.
 
     Parameters
@@ -200,7 +201,7 @@ def make_model(
         One of :data:`MODELS`.
     n_classes : int, default=10
         Output units.
-    seed : int, numpy.random.Generator or None, default=0
+    random_state : int, numpy.random.Generator, numpy.random.SeedSequence or None, default=None
         Seed of the initialisation; ``None`` draws fresh entropy.
     input_shape : tuple of int, default=(1, 28, 28)
         Shape of one input. The CNNs take (channels, height, width); ``"mlp"``
@@ -224,10 +225,10 @@ def make_model(
     Examples
     --------
     >>> from fedlib.learn import get_flat
-    >>> model = make_model("cnn_small", seed=0)
+    >>> model = make_model("cnn_small", random_state=0)
     >>> get_flat(model).shape
     (11274,)
-    >>> bool((get_flat(make_model("cnn_small", seed=0)) == get_flat(model)).all())
+    >>> bool((get_flat(make_model("cnn_small", random_state=0)) == get_flat(model)).all())
     True
     """
     check_option(name, "name", MODELS)
@@ -238,11 +239,11 @@ def make_model(
     if not input_shape:
         raise ValueError("input_shape must have at least one dimension.")
     model = _build(name, n_classes, input_shape, hidden, embed)
-    init_parameters(model, seed=seed)
+    init_parameters(model, random_state=random_state)
     return model
 
 
-def init_parameters(model: nn.Module, *, seed: SeedLike) -> nn.Module:
+def init_parameters(model: nn.Module, *, random_state: SeedLike) -> nn.Module:
     """Draw every parameter of ``model`` from PyTorch's default distribution with a numpy Generator.
 
     Weights and biases come from ``U(-1/sqrt(fan_in), 1/sqrt(fan_in))``. A
@@ -262,7 +263,7 @@ def init_parameters(model: nn.Module, *, seed: SeedLike) -> nn.Module:
     model : torch.nn.Module
         A model whose parameters are weights of dimension >= 2 (embedding
         tables included) and biases named like their layer's weight.
-    seed : int, numpy.random.Generator or None
+    random_state : int, numpy.random.Generator, numpy.random.SeedSequence or None
         Seed of the draw.
 
     Returns
@@ -278,12 +279,12 @@ def init_parameters(model: nn.Module, *, seed: SeedLike) -> nn.Module:
     Examples
     --------
     >>> from fedlib.learn import make_model, get_flat
-    >>> a = make_model("softmax", seed=1)
-    >>> b = init_parameters(make_model("softmax", seed=2), seed=1)
+    >>> a = make_model("softmax", random_state=1)
+    >>> b = init_parameters(make_model("softmax", random_state=2), random_state=1)
     >>> bool((get_flat(a) == get_flat(b)).all())
     True
     """
-    rng = check_random_state(seed)
+    rng = check_random_state(random_state)
     params = dict(model.named_parameters())
     embeddings = {
         f"{prefix}.weight" if prefix else "weight": module

@@ -152,7 +152,7 @@ def get_flat(model: nn.Module) -> np.ndarray:
     Examples
     --------
     >>> from fedlib.learn import make_model
-    >>> get_flat(make_model("softmax", seed=0)).dtype
+    >>> get_flat(make_model("softmax", random_state=0)).dtype
     dtype('float32')
     """
     params = [p.detach().reshape(-1) for p in model.parameters()]

@@ -21,7 +21,7 @@ from torch import nn
 
 from fedlib._typing import SeedLike
 from fedlib._validation import check_option
-from fedlib.learn._fedavg import fedavg_weights
+from fedlib.learn._fedavg import fedavg_mean
 from fedlib.learn._local import LocalSGD, train_clients
 
 
@@ -57,7 +57,7 @@ def profile_clients(
     training_times,
     local: LocalSGD | None = None,
     variant: str = "paper",
-    random_state: SeedLike = 0,
+    random_state: SeedLike = None,
     method: str = "auto",
 ) -> ClientProfile:
     """Profile every client as KNOT does before clustering (Sec. IV-A).
@@ -80,7 +80,7 @@ def profile_clients(
         Local training.
     variant : {"paper", "plato"}, default="paper"
         Which disparity (module docstring).
-    random_state : int, numpy.random.SeedSequence or None, default=0
+    random_state : int, numpy.random.SeedSequence or None, default=None
         Root seed of the profiling rounds (rounds 0 and 1 of :func:`train_clients`).
     method : {"auto", "vmap", "loop"}, default="auto"
         Local-training path.
@@ -100,7 +100,7 @@ def profile_clients(
     >>> from fedlib.learn import get_flat, make_model
     >>> rng = np.random.default_rng(0)
     >>> X, y = rng.random((60, 4), dtype=np.float32), rng.integers(0, 2, 60)
-    >>> model = make_model("softmax", 2, input_shape=(4,), seed=0)
+    >>> model = make_model("softmax", 2, input_shape=(4,), random_state=0)
     >>> p = profile_clients(model, get_flat(model), X, y, np.array_split(np.arange(60), 3), training_times=[1, 2, 3])
     >>> bool(((0 <= p.disparity) & (p.disparity <= 1)).all()), p.disparity.shape
     (True, (3,))
@@ -112,8 +112,7 @@ def profile_clients(
     omega0 = np.asarray(start, dtype=np.float32)
     first = train_clients(model, omega0, X, y, clients, config=local, round_index=0, random_state=random_state,
                           method=method)  # fmt: skip
-    w = fedavg_weights(first.n_samples)
-    omega1 = np.einsum("i,id->d", w / w.sum(), first.params).astype(np.float32)
+    omega1 = fedavg_mean(first.params, first.n_samples).astype(np.float32)
     if variant == "paper":
         deltas = first.deltas
     else:

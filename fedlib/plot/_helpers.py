@@ -5,6 +5,8 @@ from __future__ import annotations
 import numpy as np
 from matplotlib.axes import Axes
 
+from fedlib._random import check_random_state
+from fedlib._typing import SeedLike
 from fedlib.plot._style import PALETTE
 
 
@@ -103,12 +105,13 @@ def cluster_size_bars(
     return ax
 
 
-def projection_scatter(ax: Axes, X2, labels, *, max_points: int = 3000, random_state=0, s: float = 4.0) -> Axes:
+def projection_scatter(
+    ax: Axes, X2, labels, *, max_points: int = 3000, random_state: SeedLike = None, s: float = 4.0
+) -> Axes:
     """Scatter of a 2-D projection coloured by label, subsampled to ``max_points``."""
     X2 = np.asarray(X2)
     labels = np.asarray(labels)
-    rng = np.random.default_rng(random_state)
-    idx = rng.permutation(X2.shape[0])[:max_points]
+    idx = check_random_state(random_state).permutation(X2.shape[0])[:max_points]
     classes = np.unique(labels)
     colors = [PALETTE[j % len(PALETTE)] for j in np.searchsorted(classes, labels[idx])]
     ax.scatter(X2[idx, 0], X2[idx, 1], c=colors, s=s, alpha=0.6, linewidths=0)

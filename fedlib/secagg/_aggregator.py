@@ -17,8 +17,9 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
+from fedlib._random import check_random_state
 from fedlib._typing import SeedLike
-from fedlib._validation import check_option, check_random_state, check_scalar
+from fedlib._validation import check_option, check_scalar
 from fedlib.secagg._fixed_point import FixedPoint
 from fedlib.secagg._secagg import SecAggConfig, Stage
 from fedlib.secagg._secagg_round import secure_aggregate

@@ -27,8 +27,9 @@ from cryptography.hazmat.primitives.ciphers import Cipher, algorithms, modes
 from cryptography.hazmat.primitives.ciphers.aead import AESGCM
 from cryptography.hazmat.primitives.kdf.hkdf import HKDF
 
+from fedlib._random import check_random_state
 from fedlib._typing import SeedLike
-from fedlib._validation import check_random_state, check_scalar
+from fedlib._validation import check_scalar
 from fedlib.exceptions import TamperedMessageError
 
 KEY_BYTES = 32

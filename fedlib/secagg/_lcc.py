@@ -18,8 +18,9 @@ from __future__ import annotations
 
 import numpy as np
 
+from fedlib._random import spawn_generators
 from fedlib._typing import NDArrayInt, SeedLike
-from fedlib._validation import check_scalar, spawn_generators
+from fedlib._validation import check_scalar
 from fedlib.field import LagrangeCode
 
 

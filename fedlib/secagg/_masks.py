@@ -11,8 +11,9 @@ from collections.abc import Iterator
 
 import numpy as np
 
+from fedlib._random import check_random_state
 from fedlib._typing import SeedLike
-from fedlib._validation import check_random_state, check_scalar
+from fedlib._validation import check_scalar
 from fedlib.field import random_field_elements
 
 

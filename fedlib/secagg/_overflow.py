@@ -55,7 +55,12 @@ def distance_bound(n_samples: int, n_features: int, radius: float, scale: float)
     >>> distance_bound(10, 4, 1.0, 2.0)  # 10² (2·2·1 + √4)²
     3600.0
     """
-    return float(n_samples) ** 2 * (2.0 * scale * radius + math.sqrt(n_features)) ** 2
+    return float(n_samples) ** 2 * _diameter_bound(n_features, radius, scale) ** 2
+
+
+def _diameter_bound(n_features: int, radius: float, scale: float) -> float:
+    """``2λR + √d``: a bound on ``diam(X̄)``, the largest distance between two quantized points of norm at most ``R``."""
+    return 2.0 * scale * radius + math.sqrt(n_features)
 
 
 def max_safe_scale(n_samples: int, n_features: int, radius: float, q: int = SECFC_PRIME) -> float:
@@ -285,14 +290,13 @@ def check_round(sizes: NDArrayInt, n_features: int, radius: float, scale: float,
     [250, 360, 390]
     """
     sizes = np.asarray(sizes, dtype=np.int64)
-    diameter = 2.0 * scale * radius + math.sqrt(n_features)
     half = (q - 1) / 2
     largest = int(np.argmax(sizes)) if sizes.size else 0
     s = int(sizes[largest]) if sizes.size else 0
-    bound = float(s) ** 2 * diameter**2
+    bound = distance_bound(s, n_features, radius, scale)  # d' <= |S_h|² diam(X̄)²: m = |S_h| in the bound
     if not bound < half:
-        allowed = max(math.ceil(math.sqrt(half) / diameter) - 1, 0)
-        while allowed > 0 and not float(allowed) ** 2 * diameter**2 < half:
+        allowed = max(math.ceil(math.sqrt(half) / _diameter_bound(n_features, radius, scale)) - 1, 0)
+        while allowed > 0 and not distance_bound(allowed, n_features, radius, scale) < half:
             allowed -= 1
         raise FieldOverflowError(
             f"cluster {largest} has |S_h| = {s} points: at scale λ={scale} and radius R={radius:.4g} its decoded "

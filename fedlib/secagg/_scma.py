@@ -20,7 +20,23 @@ from fedlib.secagg._masks import zero_sum_masks
 
 
 @dataclass(frozen=True)
-class SCMAParams:
+class _SparseSumParams:
+    """What every SCMA round is made for: its prime, ``2T`` syndromes, ``n``, ``B^d`` and ``K`` (both rounds)."""
+
+    prime: int
+    n_syndromes: int
+    n_samples: int
+    n_bins: int
+    n_clusters: int
+
+    @property
+    def element_bits(self) -> int:
+        """Bits to send one residue of the round's field: ``ceil(log2 p)``."""
+        return (self.prime - 1).bit_length()
+
+
+@dataclass(frozen=True)
+class SCMAParams(_SparseSumParams):
     """Public parameters of one SCMA round (MUFC Alg. 2); build them with :func:`scma_params`.
 
     Parameters
@@ -36,17 +52,6 @@ class SCMAParams:
     n_clusters : int
         ``K``, the most non-zeros one client may send.
     """
-
-    prime: int
-    n_syndromes: int
-    n_samples: int
-    n_bins: int
-    n_clusters: int
-
-    @property
-    def element_bits(self) -> int:
-        """Bits to send one field element: ceil(log2 p)."""
-        return (self.prime - 1).bit_length()
 
     @property
     def message_bits(self) -> int:
@@ -101,14 +106,7 @@ def scma_params(
     >>> params.n_syndromes, params.message_bits
     (8, 32)
     """
-    for name, value in (
-        ("n_samples", n_samples),
-        ("n_bins", n_bins),
-        ("n_clusters", n_clusters),
-        ("n_clients", n_clients),
-    ):
-        if int(value) < 1:
-            raise ValueError(f"{name}={value} should be >= 1.")
+    _check_sizes(n_samples=n_samples, n_bins=n_bins, n_clusters=n_clusters, n_clients=n_clients)
     bound = max(int(n_samples), int(n_bins))
     prime = next_prime(bound) if prime is None else check_prime(prime)
     if prime <= bound:
@@ -122,6 +120,13 @@ def scma_params(
         n_bins=int(n_bins),
         n_clusters=int(n_clusters),
     )
+
+
+def _check_sizes(**sizes: int) -> None:
+    """Every count a round is made for (``n``, ``B^d``, ``K``, ``L``) is at least 1 (both SCMA rounds)."""
+    for name, value in sizes.items():
+        if int(value) < 1:
+            raise ValueError(f"{name}={value} should be >= 1.")
 
 
 def plain_sparse_sum(client_counts: Sequence[Mapping[int, int]]) -> dict[int, int]:
@@ -149,7 +154,7 @@ def plain_sparse_sum(client_counts: Sequence[Mapping[int, int]]) -> dict[int, in
     return dict(sorted(total.items()))
 
 
-def _check_client(counts: Mapping[int, int], params, who: str) -> None:
+def _check_client(counts: Mapping[int, int], params: _SparseSumParams, who: str) -> None:
     """One client's vector: indices and counts in range, at most ``K`` non-zeros (both SCMA rounds)."""
     _check_counts(counts, params, who)
     if len(counts) > params.n_clusters:
@@ -159,7 +164,7 @@ def _check_client(counts: Mapping[int, int], params, who: str) -> None:
         )
 
 
-def _check_held(client_counts: Sequence[Mapping[int, int]], params) -> None:
+def _check_held(client_counts: Sequence[Mapping[int, int]], params: _SparseSumParams) -> None:
     """The clients' points in all must fit the ``n`` the parameters were made for (both SCMA rounds)."""
     held = sum(int(v) for counts in client_counts for v in counts.values())
     if held > params.n_samples:
@@ -170,7 +175,7 @@ def _check_held(client_counts: Sequence[Mapping[int, int]], params) -> None:
         )
 
 
-def _check_counts(counts: Mapping[int, int], params: SCMAParams, who: str) -> None:
+def _check_counts(counts: Mapping[int, int], params: _SparseSumParams, who: str) -> None:
     for j, q in counts.items():
         if not 1 <= int(j) <= params.n_bins:
             raise ValueError(f"{who}: bin index j={j} outside [1, B^d={params.n_bins}] (indices are 1-based).")

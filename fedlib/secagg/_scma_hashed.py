@@ -37,19 +37,20 @@ from __future__ import annotations
 
 import hashlib
 import math
-import secrets
 import time
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 
 import numpy as np
 
+from fedlib._random import check_random_state
 from fedlib._typing import SeedLike
-from fedlib._validation import check_random_state, check_scalar
+from fedlib._validation import check_scalar
 from fedlib.exceptions import DecodingError, IndexCollisionError
 from fedlib.field import check_prime, decode_power_sums, power_sums
+from fedlib.secagg._crypto import random_bytes
 from fedlib.secagg._masks import MAX_ARRAY_MODULUS, zero_sum_mask_arrays
-from fedlib.secagg._scma import _check_client, _check_held
+from fedlib.secagg._scma import _check_client, _check_held, _check_sizes, _SparseSumParams
 
 #: The field of the hashed round: ``q = 4194240 · 2**40 + 1 = 2**46 · 3 · 5 · 17 · 257 + 1``, a 62-bit prime
 #: whose ``q − 1`` is smooth, so the locator's roots split by power characters (:func:`fedlib.field.poly_roots`).
@@ -75,7 +76,7 @@ _TABLE_SALTS = np.array(
 
 
 @dataclass(frozen=True)
-class HashedSCMAParams:
+class HashedSCMAParams(_SparseSumParams):
     """Public parameters of one hashed SCMA round; build them with :func:`hashed_scma_params`.
 
     Parameters
@@ -100,20 +101,10 @@ class HashedSCMAParams:
         ``R = ceil(log2(B^d + 1) / w)`` chunks per index.
     """
 
-    prime: int
-    n_syndromes: int
-    n_samples: int
-    n_bins: int
-    n_clusters: int
     n_tables: int
     n_buckets: int
     chunk_bits: int
     n_chunks: int
-
-    @property
-    def element_bits(self) -> int:
-        """Bits to send one residue: ceil(log2 q)."""
-        return (self.prime - 1).bit_length()
 
     @property
     def table_rows(self) -> int:
@@ -189,14 +180,7 @@ def hashed_scma_params(
     >>> params.chunk_bits, params.n_chunks, params.table_rows
     (47, 65, 8680)
     """
-    for name, value in (
-        ("n_samples", n_samples),
-        ("n_bins", n_bins),
-        ("n_clusters", n_clusters),
-        ("n_clients", n_clients),
-    ):
-        if int(value) < 1:
-            raise ValueError(f"{name}={value} should be >= 1.")
+    _check_sizes(n_samples=n_samples, n_bins=n_bins, n_clusters=n_clusters, n_clients=n_clients)
     prime = check_prime(prime)
     if prime >= MAX_ARRAY_MODULUS:
         raise ValueError(f"the hashed round works in uint64 arrays: the prime must be below 2**62, got {prime}.")
@@ -582,23 +566,25 @@ def hashed_scma_key(random_state: SeedLike | str = "secrets") -> bytes:
     Parameters
     ----------
     random_state : "secrets", int, numpy.random.Generator or None, default="secrets"
-        ``"secrets"``: from the OS CSPRNG; otherwise a reproducible simulation's stream.
+        ``"secrets"``: from the OS CSPRNG; otherwise a reproducible simulation's stream
+        (:func:`fedlib.secagg.random_bytes`).
 
     Returns
     -------
     bytes
         ``KEY_BYTES`` bytes, published to every client and the server.
 
+    Raises
+    ------
+    ValueError
+        For a string other than ``"secrets"``.
+
     Examples
     --------
     >>> len(hashed_scma_key()) == KEY_BYTES and hashed_scma_key(0) == hashed_scma_key(0)
     True
     """
-    if isinstance(random_state, str):
-        if random_state != "secrets":
-            raise ValueError(f"random_state={random_state!r}: the only string accepted is 'secrets'.")
-        return secrets.token_bytes(KEY_BYTES)
-    return check_random_state(random_state).bytes(KEY_BYTES)
+    return random_bytes(KEY_BYTES, random_state)
 
 
 def secure_hashed_sparse_sum(

@@ -52,8 +52,9 @@ from functools import lru_cache
 import numpy as np
 from scipy.sparse import csr_array
 
+from fedlib._random import check_random_state
 from fedlib._typing import SeedLike
-from fedlib._validation import check_random_state, check_scalar
+from fedlib._validation import check_scalar
 from fedlib.exceptions import PrivacyViolationError, ProtocolStageError, SecAggAbort, TamperedMessageError
 from fedlib.field import MERSENNE_521, Shamir
 from fedlib.secagg._crypto import (

@@ -7,8 +7,8 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from fedlib._random import spawn_generators
 from fedlib._typing import SeedLike
-from fedlib._validation import spawn_generators
 from fedlib.secagg._secagg import (
     ID_BYTES,
     MaskedInput,

@@ -25,18 +25,11 @@ from collections.abc import Callable
 from functools import partial
 
 import numpy as np
-from sklearn.base import BaseEstimator
 
+from fedlib._random import check_random_state, spawn_generators
 from fedlib._typing import NDArrayFloat, NDArrayInt, SeedLike
-from fedlib._validation import (
-    check_array,
-    check_fit_partition,
-    check_is_fitted,
-    check_n_clusters,
-    check_option,
-    check_scalar,
-    spawn_generators,
-)
+from fedlib._validation import check_is_fitted, check_option, check_scalar
+from fedlib.base import FederatedClusterer
 from fedlib.cluster import (
     cluster_sizes,
     cluster_sums,
@@ -52,9 +45,9 @@ from fedlib.field import (
     check_modulus,
     collapsed_features,
     mulmod,
-    quantize,
     sum_mod,
     to_field,
+    to_fixed_point,
 )
 from fedlib.secagg._lcc import share_all, share_every_index
 from fedlib.secagg._overflow import SECFC_PRIME, check_radius, check_round, check_scale, data_radius, max_safe_scale
@@ -66,7 +59,7 @@ class CodedDistances:
     """SecFC Phase 2 as a distance oracle: clients compute on shares, the server decodes (Alg. 1, lines 8-16).
 
     Every call is one round. ``n_responders`` clients, chosen at random each
-    round (``rng``), compute and send their ``m × k`` coded distances; the
+    round (``random_state``), compute and send their ``m × k`` coded distances; the
     server decodes from the first ``R = 2ℓ+2t-1`` and checks the others
     against the decoded polynomial, or, with ``correct_errors``, locates and
     drops up to ``⌊(n_responders − R)/2⌋`` corrupted responses
@@ -81,8 +74,8 @@ class CodedDistances:
         ``shares[j]`` is client ``j``'s share of every point (Phase 1).
     n_responders : int
         Clients that answer each round.
-    rng : numpy.random.Generator
-        Picks the responders.
+    random_state : int, numpy.random.Generator, numpy.random.SeedSequence or None, default=None
+        Picks the responders (a Generator is used as is, so the caller's stream advances).
     round_check : callable or None, default=None
         Called with the public cluster sizes ``|S_h|`` before every round; it
         raises to refuse a round whose decoded distances are not certified to
@@ -119,7 +112,7 @@ class CodedDistances:
         shares: NDArrayInt,
         *,
         n_responders: int,
-        rng: np.random.Generator,
+        random_state: SeedLike = None,
         round_check: Callable[[NDArrayInt], object] | None = None,
         correct_errors: bool = False,
     ) -> None:
@@ -128,7 +121,7 @@ class CodedDistances:
         self.shares = shares
         self.n_samples = shares.shape[1]
         self.n_responders = n_responders
-        self.rng = rng
+        self.rng = check_random_state(random_state)
         self.round_check = round_check
         self.correct_errors = correct_errors
         self.share_sq = np.stack([sum_mod(mulmod(S, S, self.q), self.q) for S in shares])  # ||x̃_{i,j}||², once
@@ -192,7 +185,7 @@ class CodedDistances:
         return decoded
 
 
-class SecFC(BaseEstimator):
+class SecFC(FederatedClusterer):
     """Secure federated clustering (SecFC Alg. 1) in a single-process simulation.
 
     Parameters
@@ -325,6 +318,8 @@ class SecFC(BaseEstimator):
     True
     """
 
+    _fitted_attribute = "labels_"
+
     def __init__(
         self,
         n_clusters: int = 8,
@@ -398,11 +393,8 @@ class SecFC(BaseEstimator):
             (:func:`fedlib.field.collapsed_features`), typically because one
             large or offset feature sets ``R``; ``feature_scaling`` is the remedy.
         """
-        X = check_array(X)
-        self.n_features_in_ = X.shape[1]
+        X, parts, k = self._check_fit_data(X, y, parts)
         m, d = X.shape
-        k = check_n_clusters(self.n_clusters, m)
-        parts = check_fit_partition(parts, y, m)
         n = len(parts)
         q = check_modulus(self.prime)
         ell = check_scalar(self.n_segments, "n_segments", "int", min_val=1)
@@ -458,18 +450,17 @@ class SecFC(BaseEstimator):
         init_rng, share_rng, network_rng = spawn_generators(self.random_state, 3)
 
         start = time.perf_counter()
-        X_field = to_field(quantize(Z, scale), q)
+        X_field = to_field(to_fixed_point(Z, scale), q)
         share = share_every_index if self.membership_privacy else share_all
         shares = share(code, X_field, parts, random_state=share_rng)
         self.sharing_seconds_ = time.perf_counter() - start
 
         oracle = CodedDistances(
-            code, shares, n_responders=n_responders, rng=network_rng, round_check=round_check,
+            code, shares, n_responders=n_responders, random_state=network_rng, round_check=round_check,
             correct_errors=bool(self.correct_errors),
         )  # fmt: skip
         run = distance_lloyd(oracle, k, init=self.init, max_iter=self.max_iter, random_state=init_rng)
         self.code_ = code
-        self.n_features_in_ = d
         self.scale_ = scale
         self.radius_ = radius
         self.feature_offset_ = offset
@@ -553,12 +544,9 @@ class SecFC(BaseEstimator):
         ValueError
             If ``X`` has a different number of features than the fitted data.
         """
-        check_is_fitted(self, "labels_")
+        X = self._check_predict_data(X)
         centers = self._scaled_centers()
         alive = np.flatnonzero(~np.isnan(centers).any(axis=1))  # an empty cluster is nobody's nearest centre
-        X = check_array(X)
-        if X.shape[1] != self.n_features_in_:
-            raise ValueError(f"X has n_features={X.shape[1]}, the model was fitted with {self.n_features_in_}.")
         if self.feature_scaling is not None:
             X = (X - self.feature_offset_) / self.feature_divisor_
         return alive[nearest_centre_labels(X, centers[alive])]

@@ -10,6 +10,10 @@ These estimators return a :class:`~fedlib.base.UnlearningReport` from ``unlearn`
   clusters, FedAvg with secure aggregation inside each, a :func:`majority_vote` of the cluster
   models, and exact unlearning of users by retraining only the affected clusters; requests past
   Requirement 4 raise :class:`~fedlib.exceptions.UnlearningCapacityError`.
+- :class:`FedEraser` (Liu et al., IWQoS 2021): approximate unlearning by calibrating the client
+  updates an asynchronous server stored, the baseline of KNOT (Su & Li 2023); its training is
+  :class:`fedlib.learn.AsyncFederatedTrainer`'s, which itself forgets exactly by rolling back the
+  forgotten clients' clusters (KNOT, Sec. III).
 
 Beside them:
 
@@ -21,58 +25,48 @@ Beside them:
   Requirements 1-4 over random clusterings (:func:`assign_clusters`, Alg. 1) and the retraining costs
   of Remark 1.
 
-Not yet on the contract (their reports are their own):
-
-- :func:`federaser` (Liu et al., IWQoS 2021): approximate unlearning by calibrating the client
-  updates an asynchronous server stored, the baseline of KNOT (Su & Li 2023), with one
-  :class:`CalibrationReport` per rebuilt cluster;
-- KNOT's trainer, :class:`fedlib.learn.AsyncFederatedTrainer`, which erases clients by rolling back
-  their clusters.
-
-:class:`ClusteredUnlearning` and :func:`federaser` train models with :mod:`fedlib.learn` (torch, the ``learn``
+:class:`ClusteredUnlearning` and :class:`FedEraser` train models with :mod:`fedlib.learn` (torch, the ``learn``
 extra); they are imported when first used, so the rest of this package works on the core install.
 """
 
 import importlib
 
 from fedlib.unlearn._audit import AuditResult, audit_seeding_unlearning, shortcut_unlearn_kmeans_plusplus
-from fedlib.unlearn._dckm import DCKMeans
-from fedlib.unlearn._mufc import MUFC
-from fedlib.unlearn._pargen import (
-    ParGenResult,
-    RequirementRisk,
-    assign_clusters,
-    balanced_cluster_sizes,
-    balanced_threshold_rate,
-    expected_retrained,
-    expected_retrained_batch,
-    expected_retrained_sequential,
-    f1_shamir_security,
-    f2_shamir_correctness,
-    f3_connectivity,
+from fedlib.unlearn._capacity import (
     f_batch_capacity,
-    harary_connected,
-    harary_degree,
-    overflow_probability,
-    pargen,
-    r4_failure_probability,
-    requirement_failure_probabilities,
-    simulate_requirements,
-    simulate_retraining,
     tau_batch_printed,
     tau_sequential_printed,
     unlearning_capacity_exact,
 )
+from fedlib.unlearn._clustering import assign_clusters, balanced_cluster_sizes
+from fedlib.unlearn._dckm import DCKMeans
+from fedlib.unlearn._harary import harary_connected, harary_degree
+from fedlib.unlearn._lemmas import balanced_threshold_rate, f1_shamir_security, f2_shamir_correctness, f3_connectivity
+from fedlib.unlearn._mufc import MUFC
+from fedlib.unlearn._pargen import ParGenResult, pargen
+from fedlib.unlearn._requirements import (
+    RequirementRisk,
+    overflow_probability,
+    r4_failure_probability,
+    requirement_failure_probabilities,
+)
 from fedlib.unlearn._retrain import Retrain
+from fedlib.unlearn._retraining_cost import (
+    expected_retrained,
+    expected_retrained_batch,
+    expected_retrained_sequential,
+    simulate_retraining,
+)
 from fedlib.unlearn._seeding import KMeansPlusPlus
+from fedlib.unlearn._simulation import simulate_requirements
 from fedlib.unlearn._voting import VoteResult, majority_vote
 
 __all__ = [
     "MUFC",
     "AuditResult",
-    "CalibrationReport",
     "ClusteredUnlearning",
     "DCKMeans",
+    "FedEraser",
     "KMeansPlusPlus",
     "ParGenResult",
     "RequirementRisk",
@@ -89,7 +83,6 @@ __all__ = [
     "f2_shamir_correctness",
     "f3_connectivity",
     "f_batch_capacity",
-    "federaser",
     "harary_connected",
     "harary_degree",
     "majority_vote",
@@ -107,9 +100,8 @@ __all__ = [
 
 #: Names whose modules need torch, and those modules.
 _NEEDS_TORCH = {
-    "CalibrationReport": "_federaser",
     "ClusteredUnlearning": "_clustered",
-    "federaser": "_federaser",
+    "FedEraser": "_federaser",
 }
 
 

@@ -8,8 +8,9 @@ from dataclasses import dataclass
 import numpy as np
 from scipy.stats import chi2_contingency
 
+from fedlib._random import check_random_state
 from fedlib._typing import NDArrayInt, SeedLike
-from fedlib._validation import check_array, check_random_state
+from fedlib._validation import check_array
 from fedlib.cluster import kmeans_plusplus_indices, row_norms_squared, squared_distances
 from fedlib.unlearn._seeding import _unlearn_seeding
 

@@ -37,18 +37,20 @@ from __future__ import annotations
 import numpy as np
 from sklearn.base import BaseEstimator
 
+from fedlib._random import child_sequence as _child
+from fedlib._random import root_sequence
 from fedlib._typing import NDArrayInt, SeedLike
 from fedlib._validation import check_is_fitted, check_option, check_scalar
-from fedlib._validation import child_sequence as _child
 from fedlib.base import UnlearningMixin, UnlearningReport
 from fedlib.exceptions import SecAggAbort, UnlearningCapacityError, UnlearningRequestError
 from fedlib.learn import (
     FederatedTrainer,
     LocalSGD,
     PlainSum,
+    check_queries,
+    check_training_data,
     make_model,
     predict_proba,
-    root_sequence,
 )
 from fedlib.secagg import SecureAggregator
 from fedlib.unlearn._pargen import LEFTOVERS, _ceil_times, _floor_times, assign_clusters
@@ -99,7 +101,7 @@ class ClusteredUnlearning(UnlearningMixin, BaseEstimator):
         Rounds between evaluations on the ``test_data`` given to :meth:`fit`.
     method : {"auto", "vmap", "loop"}, default="auto"
         Local-training path (:func:`fedlib.learn.train_clients`).
-    random_state : int, numpy.random.SeedSequence or None, default=0
+    random_state : int, numpy.random.Generator, numpy.random.SeedSequence or None, default=None
         Root seed: the clustering, every cluster's initial models, orders, dropouts and keys.
 
     Attributes
@@ -199,7 +201,7 @@ class ClusteredUnlearning(UnlearningMixin, BaseEstimator):
         leftovers: str = "random",
         eval_every: int = 1,
         method: str = "auto",
-        random_state: SeedLike = 0,
+        random_state: SeedLike = None,
     ) -> None:
         self.model = model
         self.cluster_size = cluster_size
@@ -218,7 +220,9 @@ class ClusteredUnlearning(UnlearningMixin, BaseEstimator):
         self.method = method
         self.random_state = random_state
 
-    def fit(self, X, y, *, parts, test_data: tuple | None = None, n_rounds: int | None = None) -> ClusteredUnlearning:
+    def fit(
+        self, X, y, *, parts=None, test_data: tuple | None = None, n_rounds: int | None = None
+    ) -> ClusteredUnlearning:
         """Form the clusters (Alg. 1 lines 2-3) and train every cluster model, all clusters in step.
 
         Parameters
@@ -227,8 +231,9 @@ class ClusteredUnlearning(UnlearningMixin, BaseEstimator):
             All users' examples.
         y : array-like of int, shape (n_samples,)
             Labels.
-        parts : sequence of array-like of int
-            User ``u``'s rows of ``X`` (user ids are positions in this list).
+        parts : sequence of array-like of int, optional
+            User ``u``'s rows of ``X`` (user ids are positions in this list); default one user
+            holding every row.
         test_data : (X_test, y_test), optional
             Evaluated every ``eval_every`` rounds of training and retraining.
         n_rounds : int, optional
@@ -246,7 +251,7 @@ class ClusteredUnlearning(UnlearningMixin, BaseEstimator):
         ValueError
             For bad options, or a cluster too small for secure aggregation (fewer than 3 users).
         """
-        parts = [np.asarray(rows, dtype=np.int64).ravel() for rows in parts]
+        X, y, parts = check_training_data(X, y, parts)
         n_users = len(parts)
         self._k = check_scalar(self.cluster_size, "cluster_size (k)", "int", min_val=1, max_val=max(n_users, 1))
         self._rounds = check_scalar(self.rounds, "rounds (R)", "int", min_val=1)
@@ -295,9 +300,9 @@ class ClusteredUnlearning(UnlearningMixin, BaseEstimator):
         self._local = LocalSGD() if self.local is None else self.local
         model = self.model
         if isinstance(model, str):
-            labels = [np.max(y)] if test_data is None else [np.max(y), np.max(test_data[1])]
+            labels = [int(y.max())] if test_data is None else [int(y.max()), np.max(test_data[1])]
             n_classes = max(int(max(labels)) + 1, 2)
-            model = make_model(model, n_classes, seed=0, input_shape=tuple(np.shape(X)[1:]))
+            model = make_model(model, n_classes, random_state=0, input_shape=tuple(np.shape(X)[1:]))
         self.model_ = model
         self._X, self._y, self._method = X, y, self.method
         self.trainers_ = [self.fresh_trainer(i) for i in range(self.n_clusters)]
@@ -371,22 +376,26 @@ class ClusteredUnlearning(UnlearningMixin, BaseEstimator):
         Returns
         -------
         fedlib.learn.FederatedTrainer
-            At round 0.
+            Fitted on the cluster's users (``fit(..., n_rounds=0)``), at round 0:
+            its initial model, ready for :meth:`~fedlib.learn.FederatedTrainer.run`.
         """
         i = check_scalar(cluster, "cluster", "int", min_val=0, max_val=self.n_clusters - 1)
         members = self.members_[i]
-        return FederatedTrainer(
+        trainer = FederatedTrainer(
             self.model_,
-            self._X if X is None else X,
-            self._y,
-            [self.parts_[u] for u in members],
             local=self._local,
             aggregator=self._aggregator(i),
             dropout=self._dropout,
-            client_ids=members,
             abort_on=(SecAggAbort,),
             method=self._method,
             random_state=_child(self._root, _CLUSTER, i, int(self.generation_[i])),
+        )
+        return trainer.fit(
+            self._X if X is None else X,
+            self._y,
+            parts=[self.parts_[u] for u in members],
+            client_ids=members,
+            n_rounds=0,
         )
 
     # -- training and evaluation --------------------------------------------------------------------------------------
@@ -448,6 +457,7 @@ class ClusteredUnlearning(UnlearningMixin, BaseEstimator):
             Softmax outputs.
         """
         check_is_fitted(self, "trainers_")
+        X = check_queries(X, self.n_features_in_, type(self).__name__)
         stack = np.stack([t.params_ for t in self.trainers_])
         return predict_proba(self.model_, X, parameters=stack)
 

@@ -5,19 +5,11 @@ from __future__ import annotations
 import time
 
 import numpy as np
-from sklearn.base import BaseEstimator
 
+from fedlib._random import spawn_generators
 from fedlib._typing import NDArrayInt, SeedLike
-from fedlib._validation import (
-    check_array,
-    check_fit_partition,
-    check_is_fitted,
-    check_n_clusters,
-    check_scalar,
-    spawn_generators,
-    warn_small_clients,
-)
-from fedlib.base import UnlearningMixin, UnlearningReport
+from fedlib._validation import check_is_fitted, check_scalar, warn_small_clients
+from fedlib.base import FederatedClusterer, UnlearningMixin, UnlearningReport
 from fedlib.cluster import (
     FederatedClusteringMixin,
     KMeans,
@@ -31,7 +23,7 @@ from fedlib.exceptions import UnlearningRequestError
 from fedlib.unlearn._ids import IdIndex
 
 
-class DCKMeans(UnlearningMixin, FederatedClusteringMixin, BaseEstimator):
+class DCKMeans(UnlearningMixin, FederatedClusteringMixin, FederatedClusterer):
     """DC-KM with tree height 2, the clients as leaves (MUFC's baseline, App. M.2).
 
     Leaves run full K-means (K-means++ and Lloyd); the root runs K-means on the
@@ -78,8 +70,6 @@ class DCKMeans(UnlearningMixin, FederatedClusteringMixin, BaseEstimator):
     ((0,), [0, 2, 3])
     """
 
-    _fitted_attribute = "server_centers_"
-
     def __init__(self, n_clusters: int = 8, *, root_n_init: int = 10, random_state: SeedLike = None) -> None:
         self.n_clusters = n_clusters
         self.root_n_init = root_n_init
@@ -115,11 +105,8 @@ class DCKMeans(UnlearningMixin, FederatedClusteringMixin, BaseEstimator):
             ``n_clusters``: the message gives how many; each such leaf keeps
             all its points as its centres (fewer than K).
         """
-        X = check_array(X)
-        self.n_features_in_ = X.shape[1]
-        self._k = check_n_clusters(self.n_clusters, X.shape[0])
+        X, parts, self._k = self._check_fit_data(X, y, parts)
         self._root_n_init = check_scalar(self.root_n_init, "root_n_init", "int", min_val=1)
-        parts = check_fit_partition(parts, y, X.shape[0])
         warn_small_clients([idx.size for idx in parts], self._k, "DCKMeans")
         self._streams = spawn_generators(self.random_state, len(parts) + 1)
         self._X = [X[idx] for idx in parts]

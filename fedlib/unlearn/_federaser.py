@@ -23,41 +23,17 @@ rebuilt model.
 from __future__ import annotations
 
 import time
-from dataclasses import dataclass, replace
+from dataclasses import replace
 
 import numpy as np
+from torch import nn
 
 from fedlib._typing import SeedLike
-from fedlib._validation import check_ids, check_scalar
-from fedlib.learn import AsyncFederatedTrainer, LocalSGD, fedavg_weights
+from fedlib._validation import check_scalar
+from fedlib.base import UnlearningReport
+from fedlib.learn import AsyncFederatedTrainer, LocalSGD, fedavg_mean
 
-
-@dataclass(frozen=True)
-class CalibrationReport:
-    """What :func:`federaser` did for one cluster.
-
-    Parameters
-    ----------
-    cluster : int
-        The cluster rebuilt.
-    rounds : ndarray of int64
-        The stored rounds replayed, in order (rounds left with no other client are skipped).
-    calibrating_clients : ndarray of int64
-        Clients that trained for calibration, per step summed (a client counts once per step).
-    simulated_seconds : float
-        Simulated time charged: the slowest calibrating client of every step after the first.
-    wall_seconds : float
-        Wall-clock seconds of the rebuild.
-    params : ndarray of float32, shape (d,)
-        The rebuilt model.
-    """
-
-    cluster: int
-    rounds: np.ndarray
-    calibrating_clients: int
-    simulated_seconds: float
-    wall_seconds: float
-    params: np.ndarray
+__all__ = ["FedEraser"]
 
 
 def _calibration_config(local: LocalSGD, ratio: float) -> tuple[LocalSGD, float]:
@@ -68,105 +44,170 @@ def _calibration_config(local: LocalSGD, ratio: float) -> tuple[LocalSGD, float]
     return replace(local, epochs=1), epochs
 
 
-def federaser(
-    trainer: AsyncFederatedTrainer,
-    client_ids,
-    *,
-    ratio: float = 0.5,
-    random_state: SeedLike = 0,
-) -> list[CalibrationReport]:
-    """Erase clients from a running asynchronous trainer with FedEraser (Liu et al., IWQoS 2021).
+class FedEraser(AsyncFederatedTrainer):
+    """An asynchronous federated trainer that forgets clients with FedEraser (Liu et al., IWQoS 2021).
 
-    The clients stop being selected and their results in flight are dropped
-    (:meth:`~fedlib.learn.AsyncFederatedTrainer.erase` without rollback); every cluster they
-    took part in is rebuilt from its initial model with the calibrated stored updates of the
-    other clients, and the trainer goes on from the rebuilt model after the simulated time
-    of the calibration (:meth:`~fedlib.learn.AsyncFederatedTrainer.replace_model`).
+    Training is :class:`~fedlib.learn.AsyncFederatedTrainer`'s, with the server keeping the client
+    updates of every ``interval``-th aggregation of each cluster. ``unlearn(clients=...)`` stops
+    selecting the clients and drops their results in flight; every cluster they took part in is
+    rebuilt from its initial model with the calibrated stored updates of the other clients, and
+    training goes on from the rebuilt model after the simulated time of the calibration
+    (:meth:`~fedlib.learn.AsyncFederatedTrainer.replace_model`).
 
     Parameters
     ----------
-    trainer : AsyncFederatedTrainer
-        Built with ``store_updates=Δt`` (FedEraser: 2).
-    client_ids : array-like of int
-        Clients to erase.
+    model : str or torch.nn.Module, default="softmax"
+        As :class:`~fedlib.learn.AsyncFederatedTrainer`.
+    concurrency : int
+        ``P``, clients in flight.
+    buffer : int
+        ``M``, results per aggregation.
+    interval : int, default=2
+        ``Δt``: the server keeps the updates of rounds ``1, 1 + Δt, 1 + 2Δt, ...`` (FedEraser: 2).
     ratio : float, default=0.5
         ``r``: calibration training runs ``r · E`` local epochs (FedEraser: 0.5).
-    random_state : int, numpy.random.SeedSequence or None, default=0
-        Root of the calibration clients' example orders.
+    n_classes : int, optional
+        As :class:`~fedlib.learn.AsyncFederatedTrainer`.
+    local : LocalSGD, optional
+        Local training (also the calibration's, for ``r · E`` epochs).
+    aggregation : {"average", "fedbuff"}, default="average"
+        As :class:`~fedlib.learn.AsyncFederatedTrainer`.
+    staleness_scaling : bool, default=False
+        As :class:`~fedlib.learn.AsyncFederatedTrainer`.
+    server_lr : float, default=1.0
+        As :class:`~fedlib.learn.AsyncFederatedTrainer`.
+    staleness_bound : int, optional
+        As :class:`~fedlib.learn.AsyncFederatedTrainer`.
+    schedule : {"global", "per_cluster"}, default="global"
+        As :class:`~fedlib.learn.AsyncFederatedTrainer`.
+    metric : {"accuracy", "perplexity"}, default="accuracy"
+        As :class:`~fedlib.learn.AsyncFederatedTrainer`.
+    method : {"auto", "vmap", "loop"}, default="auto"
+        As :class:`~fedlib.learn.AsyncFederatedTrainer`.
+    random_state : int, numpy.random.Generator, numpy.random.SeedSequence or None, default=None
+        Root seed of training and of the calibrating clients' example orders.
+    n_threads : int or None, default=1
+        torch threads.
 
-    Returns
-    -------
-    list of CalibrationReport
-        One per rebuilt cluster.
-
-    Raises
-    ------
-    ValueError
-        If the trainer keeps no updates, or for clients it cannot erase (unknown, repeated, already erased).
+    Notes
+    -----
+    The report of :meth:`unlearn` has ``exact=False`` (the rebuilt model is not the one training
+    without the clients gives), ``rounds`` the stored rounds replayed, ``client_seconds`` the
+    calibration training (all clients, wall clock), ``server_seconds`` the rest of the rebuild,
+    ``bytes_sent`` the calibrating clients' float32 updates, and in ``details``: ``clusters``
+    (rebuilt), ``replayed`` (cluster → the stored rounds replayed, in order; rounds left with no
+    other client are skipped), ``calibrating_clients`` (cluster → clients that trained, a client
+    counting once per step) and ``simulated_seconds`` (cluster → simulated time charged: the
+    slowest calibrating client of every step after the first, ``r · T_k``).
 
     Examples
     --------
-    >>> from fedlib.learn import AsyncFederatedTrainer
     >>> rng = np.random.default_rng(0)
     >>> X, y = rng.random((80, 6), dtype=np.float32), rng.integers(0, 2, 80)
-    >>> trainer = AsyncFederatedTrainer("softmax", X, y, np.array_split(np.arange(80), 8),
-    ...                                 training_times=np.arange(1.0, 9.0), concurrency=4, buffer=2,
-    ...                                 store_updates=2).run(rounds=6)
-    >>> first = int(trainer.history_[0].clients[0])  # took part in round 1
-    >>> [report.rounds.tolist() for report in federaser(trainer, [first])]
-    [[1, 3, 5]]
+    >>> eraser = FedEraser("softmax", concurrency=4, buffer=2, random_state=0).fit(
+    ...     X, y, parts=np.array_split(np.arange(80), 8), training_times=np.arange(1.0, 9.0), rounds=6)
+    >>> first = int(eraser.history_[0].clients[0])  # took part in round 1
+    >>> report = eraser.unlearn(clients=[first])
+    >>> report.exact, report.details["replayed"]
+    (False, {0: (1, 3, 5)})
     """
-    if trainer.store_updates is None:
-        raise ValueError("FedEraser needs the stored client updates: build the trainer with store_updates=Δt.")
-    ratio = check_scalar(ratio, "ratio", "real", min_val=0.0, max_val=1.0, include_min=False)
-    ids = check_ids(client_ids, "client_ids")
-    trainer.erase(ids, rollback=False)
-    forgotten = np.asarray(trainer.erased_, dtype=np.int64)
-    took_part = ids[trainer.first_selected_[ids] > 0]
-    config, fraction = _calibration_config(trainer.local, ratio)
-    reports = []
-    for n in np.unique(trainer.cluster_labels[took_part]).tolist():
-        began = time.perf_counter()
-        params = trainer.checkpoints_[n][0].astype(np.float32).copy()
-        rounds, calibrating, seconds = [], 0, 0.0
-        for stored in (s for s in trainer.stored_updates_ if s.cluster == n):
-            keep = ~np.isin(stored.clients, forgotten)
-            if not keep.any():
-                continue
-            clients, updates = stored.clients[keep], stored.updates[keep]
-            weights = fedavg_weights(stored.n_samples[keep])
-            weights = weights / weights.sum()
-            if rounds:  # calibrate: the stored length in the direction of fresh training from the rebuilt model
-                fresh = trainer.local_updates(
-                    params,
-                    clients,
-                    local=config,
-                    fraction=fraction,
-                    round_index=stored.round_index,
-                    random_state=random_state,
-                )
-                direction = fresh.deltas.astype(np.float64)
-                lengths = np.linalg.norm(direction, axis=1)
-                scale = np.divide(
-                    np.linalg.norm(updates.astype(np.float64), axis=1),
-                    lengths,
-                    out=np.zeros_like(lengths),
-                    where=lengths > 0,
-                )
-                updates = direction * scale[:, None]
-                calibrating += clients.size
-                seconds += ratio * float(trainer.training_times[clients].max())
-            params = (params + weights @ np.asarray(updates, dtype=np.float64)).astype(np.float32)
-            rounds.append(stored.round_index)
-        trainer.replace_model(n, params, seconds=seconds)
-        reports.append(
-            CalibrationReport(
-                cluster=n,
-                rounds=np.array(rounds, dtype=np.int64),
-                calibrating_clients=calibrating,
-                simulated_seconds=seconds,
-                wall_seconds=time.perf_counter() - began,
-                params=params,
-            )
+
+    def __init__(
+        self,
+        model: str | nn.Module = "softmax",
+        *,
+        concurrency: int,
+        buffer: int,
+        interval: int = 2,
+        ratio: float = 0.5,
+        n_classes: int | None = None,
+        local: LocalSGD | None = None,
+        aggregation: str = "average",
+        staleness_scaling: bool = False,
+        server_lr: float = 1.0,
+        staleness_bound: int | None = None,
+        schedule: str = "global",
+        metric: str = "accuracy",
+        method: str = "auto",
+        random_state: SeedLike = None,
+        n_threads: int | None = 1,
+    ) -> None:
+        super().__init__(
+            model,
+            concurrency=concurrency,
+            buffer=buffer,
+            n_classes=n_classes,
+            local=local,
+            aggregation=aggregation,
+            staleness_scaling=staleness_scaling,
+            server_lr=server_lr,
+            staleness_bound=staleness_bound,
+            schedule=schedule,
+            metric=metric,
+            method=method,
+            random_state=random_state,
+            n_threads=n_threads,
         )
-    return reports
+        del self.store_updates  # FedEraser keeps updates every ``interval`` rounds: not a parameter here
+        self.interval = interval
+        self.ratio = ratio
+
+    def _store_interval(self) -> int:
+        return check_scalar(self.interval, "interval (Δt)", "int", min_val=1)
+
+    def _unlearn(self, samples: np.ndarray, clients: np.ndarray) -> UnlearningReport:
+        ratio = check_scalar(self.ratio, "ratio (r)", "real", min_val=0.0, max_val=1.0, include_min=False)
+        began = time.perf_counter()
+        self._stop_clients(clients)
+        forgotten = np.asarray(self.unlearned_, dtype=np.int64)
+        took_part = clients[self.first_selected_[clients] > 0]
+        config, fraction = _calibration_config(self._local, ratio)
+        replayed, calibrating, simulated = {}, {}, {}
+        client_seconds, uploads = 0.0, 0
+        for n in np.unique(self.cluster_labels_[took_part]).tolist():
+            params = self.checkpoints_[n][0].astype(np.float32).copy()
+            rounds, count, seconds = [], 0, 0.0
+            for stored in (s for s in self.stored_updates_ if s.cluster == n):
+                keep = ~np.isin(stored.clients, forgotten)
+                if not keep.any():
+                    continue
+                ids, updates = stored.clients[keep], stored.updates[keep]
+                if rounds:  # calibrate: the stored length in the direction of fresh training from the rebuilt model
+                    fresh = self.local_updates(
+                        params, ids, local=config, fraction=fraction, round_index=stored.round_index,
+                        random_state=self._root,
+                    )  # fmt: skip
+                    client_seconds += fresh.seconds
+                    direction = fresh.deltas.astype(np.float64)
+                    lengths = np.linalg.norm(direction, axis=1)
+                    scale = np.divide(
+                        np.linalg.norm(updates.astype(np.float64), axis=1),
+                        lengths,
+                        out=np.zeros_like(lengths),
+                        where=lengths > 0,
+                    )
+                    updates = direction * scale[:, None]
+                    count += ids.size
+                    uploads += ids.size * direction.shape[1] * np.dtype(np.float32).itemsize
+                    seconds += ratio * float(self.training_times_[ids].max())
+                params = (params + fedavg_mean(np.asarray(updates, dtype=np.float64), stored.n_samples[keep])).astype(
+                    np.float32
+                )
+                rounds.append(stored.round_index)
+            self.replace_model(n, params, seconds=seconds)
+            replayed[n], calibrating[n], simulated[n] = tuple(rounds), count, seconds
+        return UnlearningReport(
+            forgotten_clients=tuple(clients.tolist()),
+            server_refit=bool(replayed),
+            rounds=sum(len(r) for r in replayed.values()),
+            client_seconds=client_seconds,
+            server_seconds=time.perf_counter() - began - client_seconds,
+            bytes_sent=int(uploads),
+            exact=False,
+            details={
+                "clusters": tuple(replayed),
+                "replayed": replayed,
+                "calibrating_clients": calibrating,
+                "simulated_seconds": simulated,
+            },
+        )

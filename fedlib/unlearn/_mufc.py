@@ -7,20 +7,11 @@ from collections import Counter
 from dataclasses import dataclass
 
 import numpy as np
-from sklearn.base import BaseEstimator
 
+from fedlib._random import spawn_generators
 from fedlib._typing import NDArrayFloat, NDArrayInt, SeedLike
-from fedlib._validation import (
-    check_array,
-    check_fit_partition,
-    check_is_fitted,
-    check_n_clusters,
-    check_option,
-    check_scalar,
-    spawn_generators,
-    warn_small_clients,
-)
-from fedlib.base import UnlearningMixin, UnlearningReport
+from fedlib._validation import check_is_fitted, check_option, check_scalar, warn_small_clients
+from fedlib.base import FederatedClusterer, UnlearningMixin, UnlearningReport
 from fedlib.cluster import (
     FederatedClusteringMixin,
     KMeans,
@@ -79,7 +70,7 @@ class _ClientState:
         return dict(q)
 
 
-class MUFC(UnlearningMixin, FederatedClusteringMixin, BaseEstimator):
+class MUFC(UnlearningMixin, FederatedClusteringMixin, FederatedClusterer):
     """Machine Unlearning of Federated Clusters (Pan et al., ICLR 2023).
 
     Training is MUFC Alg. 1: each client seeds K centres with K-means++ (no
@@ -180,8 +171,6 @@ class MUFC(UnlearningMixin, FederatedClusteringMixin, BaseEstimator):
     ((1,), 0)
     """
 
-    _fitted_attribute = "server_centers_"
-
     def __init__(
         self,
         n_clusters: int = 8,
@@ -245,11 +234,8 @@ class MUFC(UnlearningMixin, FederatedClusteringMixin, BaseEstimator):
         if self.induced == "own_sample" and self.server_data != "uniform":
             raise ValueError("induced='own_sample' needs server_data='uniform' (a sample per point).")
         self._server_n_init = check_scalar(self.server_n_init, "server_n_init", "int", min_val=1)
-        X = check_array(X)
+        X, parts, k = self._check_fit_data(X, y, parts)
         n = X.shape[0]
-        self.n_features_in_ = X.shape[1]
-        k = check_n_clusters(self.n_clusters, n)
-        parts = check_fit_partition(parts, y, n)
         warn_small_clients([idx.size for idx in parts], k, "MUFC")
         if self.gamma is None:
             gamma = 1.0 / np.sqrt(n)
@@ -566,4 +552,3 @@ class MUFC(UnlearningMixin, FederatedClusteringMixin, BaseEstimator):
         if state is None:
             raise ValueError(f"client {client} was already removed.")
         return state
-

@@ -8,8 +8,9 @@ from dataclasses import dataclass
 import numpy as np
 from sklearn.base import BaseEstimator
 
+from fedlib._random import check_random_state
 from fedlib._typing import NDArrayInt, SeedLike
-from fedlib._validation import check_array, check_n_clusters, check_random_state, check_sample_weight
+from fedlib._validation import check_array, check_n_clusters, check_sample_weight
 from fedlib.base import UnlearningMixin, UnlearningReport
 from fedlib.cluster import draw_race_keys, kmeans_plusplus_indices, row_norms_squared
 from fedlib.exceptions import UnlearningRequestError

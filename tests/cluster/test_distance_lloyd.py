@@ -24,7 +24,7 @@ from fedlib.cluster import (
 )
 from fedlib.data import make_blobs
 from fedlib.exceptions import FieldOverflowError
-from fedlib.field import quantize
+from fedlib.field import to_fixed_point
 from fedlib.utils import spawn_generators
 
 
@@ -65,7 +65,7 @@ def test_oracles_return_scaled_squared_distances_to_the_means(global_random_seed
     sizes = np.bincount(labels[labels >= 0], minlength=3)
     means = np.stack([X[labels == h].mean(axis=0) for h in range(3)])
     np.testing.assert_allclose(FloatDistances(X)(labels, 3), squared_distances(X, means) * sizes**2, rtol=1e-9)
-    Xq = quantize(X, 10.0)
+    Xq = to_fixed_point(X, 10.0)
     sums = [[int(v) for v in Xq[labels == h].sum(axis=0)] for h in range(3)]  # Python integers
     expected = np.array(
         [
@@ -105,7 +105,7 @@ def test_oracle_columns_are_squared_distances_to_the_seeds(global_random_seed):
     seeds = np.array([5, 0, 17])
     expected = ((X[:, None, :] - X[None, seeds, :]) ** 2).sum(axis=2)
     np.testing.assert_allclose(OracleColumns(FloatDistances(X))(seeds), expected, rtol=1e-9, atol=1e-9)
-    X_int = quantize(X, 100.0)
+    X_int = to_fixed_point(X, 100.0)
     columns = OracleColumns(PlainIntegerDistances(X_int))
     assert columns.n_samples == 40
     assert columns(seeds).tolist() == python_seed_distances(X_int, seeds.tolist())
@@ -160,7 +160,7 @@ def test_separation_initialisation_starts_from_seed_neighbourhoods(global_random
     run = centralized_lloyd(X, 4, scale=10.0, random_state=global_random_seed)
     seeds = run.seeds.tolist()
     assert len(set(seeds)) == 4
-    expected = separation_by_definition(python_seed_distances(quantize(X, 10.0), seeds), seeds)
+    expected = separation_by_definition(python_seed_distances(to_fixed_point(X, 10.0), seeds), seeds)
     assert run.history[0].tolist() == expected
     assert all(run.history[0][s] == h for h, s in enumerate(seeds))
 

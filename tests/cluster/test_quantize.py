@@ -30,9 +30,9 @@ def test_grid_is_the_smallest_box_of_bins_around_the_data(X, gamma):
 
 
 @given(points, gammas)
-def test_quantize_moves_each_coordinate_to_its_bin_centre(X, gamma):
+def test_snap_to_centers_moves_each_coordinate_to_its_bin_centre(X, gamma):
     grid = UniformGrid.from_data(X, gamma)
-    Q = grid.quantize(X)
+    Q = grid.snap_to_centers(X)
     np.testing.assert_allclose(Q, np.rint(X / gamma) * gamma, rtol=1e-12, atol=1e-12)
     assert np.all(np.abs(Q - X) <= gamma / 2 * (1 + 1e-9))
 

@@ -72,11 +72,11 @@ def test_knot_clusters_respect_the_paper_bounds_and_charge_profiling(small):
     task, data = small
     trainer = runs.build(task, data, "KNOT", 0)
     lo, hi = size_bounds(task.n_clients, 5)
-    sizes = np.bincount(trainer.cluster_labels)
-    assert trainer.time_ == pytest.approx(trainer.training_times.max())
+    sizes = np.bincount(trainer.cluster_labels_)
+    assert trainer.time_ == pytest.approx(trainer.training_times_.max())
     assert sizes.sum() == task.n_clients and sizes.min() >= lo and sizes.max() <= hi and sizes.size == 5
     sync = runs.build(task, data, "FedAvg", 0)
-    assert sync.buffer == sync.concurrency and sync.n_clusters == 1
+    assert sync.buffer == sync.concurrency and sync.n_clusters_ == 1
 
 
 def test_random_clusters_are_consecutive_labels():
@@ -125,7 +125,7 @@ def test_timeline_lists_trainings_and_aggregations(small):
                                                      after=4)  # fmt: skip
     trainings, aggregations = runs.timeline(trainer)
     assert (trainings["finish"] > trainings["start"]).all() and set(trainings["fate"]) <= {"aggregated", "discarded"}
-    assert len(aggregations) >= 7 and erased[0] in trainer.erased_
+    assert len(aggregations) >= 7 and erased[0] in trainer.unlearned_
     assert erase_time == trainer.history_[2].time
 
 

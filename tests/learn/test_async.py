@@ -4,10 +4,14 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
+from sklearn.base import clone
+from sklearn.exceptions import NotFittedError
 
-from fedlib.learn import LocalSGD, fedavg_weights, root_sequence, train_clients
+from fedlib.exceptions import UnlearningRequestError
+from fedlib.learn import LocalSGD, fedavg_weights, train_clients
 from fedlib.learn._async import AsyncFederatedTrainer, pareto_training_times
 from fedlib.learn._local import _ROUND, _child
+from fedlib.utils import root_sequence
 
 
 @pytest.fixture(scope="module")
@@ -21,11 +25,17 @@ def task():
     return X[:240], y[:240], clients, times, (X[240:], y[240:])
 
 
+#: Options of ``fit`` (the data); the rest are the constructor's hyper-parameters.
+FIT_OPTIONS = ("training_times", "cluster_labels", "test_data", "start_time")
+
+
 def make(task, **options):
+    """A fitted trainer that has not aggregated yet."""
     X, y, clients, times, test = task
-    defaults = dict(training_times=times, concurrency=6, buffer=3, local=LocalSGD(lr=0.1, batch_size=10),
-                    test_data=test, random_state=5, method="loop")  # fmt: skip
-    return AsyncFederatedTrainer("softmax", X, y, clients, **{**defaults, **options})
+    options = {**dict(training_times=times, test_data=test, concurrency=6, buffer=3,
+                      local=LocalSGD(lr=0.1, batch_size=10), random_state=5, method="loop"), **options}  # fmt: skip
+    fit = {key: options.pop(key) for key in FIT_OPTIONS if key in options}
+    return AsyncFederatedTrainer("softmax", **options).fit(X, y, parts=clients, **fit)
 
 
 def test_same_seed_same_bits_and_the_clock_only_moves_forward(task):
@@ -65,8 +75,8 @@ def test_erasure_rolls_back_only_the_erasing_clients_cluster(task):
     victim = int(np.flatnonzero((labels == 0) & (trainer.first_selected_ > 0))[0])
     first = int(trainer.first_selected_[victim])
     in_flight = [item.client for item in trainer._queues[0] if item.cluster == 0]
-    rolled = trainer.erase([victim])
-    assert rolled.tolist() == [0]
+    report = trainer.unlearn(clients=[victim])
+    assert report.details["clusters"] == (0,) and report.exact and report.forgotten_clients == (victim,)
     expected = trainer.checkpoints_[0][max(v for v in trainer.checkpoints_[0] if v <= first - 1)]
     np.testing.assert_array_equal(trainer.params_[0], expected)
     np.testing.assert_array_equal(trainer.params_[1], other)
@@ -82,7 +92,7 @@ def test_per_cluster_scheduling_keeps_the_other_clusters_bit_identical(task):
     erased = make(task, cluster_labels=labels, schedule="per_cluster", concurrency=9, buffer=6)
     erased.run(rounds=6)
     victim = int(np.flatnonzero((labels == 0) & (erased.first_selected_ > 0))[0])
-    assert erased.erase([victim]).tolist() == [0]
+    assert erased.unlearn(clients=[victim]).details["clusters"] == (0,)
     erased.run(rounds=12)
     plain = make(task, cluster_labels=labels, schedule="per_cluster", concurrency=9, buffer=6).run(rounds=18)
     for n in (1, 2):
@@ -94,16 +104,28 @@ def test_per_cluster_scheduling_keeps_the_other_clusters_bit_identical(task):
                for v in set(erased.checkpoints_[0]) & set(plain.checkpoints_[0]))  # fmt: skip
 
 
-def test_erasing_twice_or_unknown_clients_raises(task):
+def test_forgetting_twice_or_unknown_clients_raises(task):
     trainer = make(task).run(rounds=2)
-    trainer.erase([0, 1])
-    with pytest.raises(ValueError, match="already erased"):
-        trainer.erase([1])
-    with pytest.raises(ValueError, match="not clients"):
-        trainer.erase([12])
-    with pytest.raises(ValueError, match="distinct"):
-        trainer.erase([3, 3])
-    assert trainer.erased_ == [0, 1]
+    trainer.unlearn(clients=[0, 1])
+    with pytest.raises(UnlearningRequestError, match="already forgotten"):
+        trainer.unlearn(clients=[1])
+    with pytest.raises(UnlearningRequestError, match="not held"):
+        trainer.unlearn(clients=[12])
+    with pytest.raises(UnlearningRequestError, match="more than once"):
+        trainer.unlearn(clients=[3, 3])
+    with pytest.raises(UnlearningRequestError, match="cannot unlearn samples"):
+        trainer.unlearn([3])
+    assert trainer.unlearned_ == [0, 1]
+
+
+def test_a_scikit_learn_estimator_not_fitted_until_fit(task):
+    trainer = AsyncFederatedTrainer("softmax", concurrency=4, buffer=2, local=LocalSGD(lr=0.1))
+    assert clone(trainer).get_params() == trainer.get_params() and trainer.get_params()["buffer"] == 2
+    for call in (lambda: trainer.run(rounds=1), lambda: trainer.unlearn(clients=[0]), lambda: trainer.profile()):
+        with pytest.raises(NotFittedError):
+            call()
+    fitted = make(task)
+    assert fitted.n_features_in_ == 5 and fitted.round_ == 0 and fitted.time_ == 0.0
 
 
 def test_options_are_checked(task):
@@ -139,11 +161,12 @@ def test_until_runs_what_is_due_and_stops_the_clock_there(task):
     assert all(r.time <= later + 0.5 for r in trainer.history_) and trainer.time_ == later + 0.5
 
 
-def test_erase_without_rollback_keeps_models_and_drops_the_clients(task):
+def test_unlearning_without_rollback_keeps_models_and_drops_the_clients(task):
     trainer = make(task).run(rounds=4)
     before = trainer.params_.copy()
     victim = int(trainer.history_[0].clients[0])
-    assert trainer.erase([victim], rollback=False).size == 0
+    report = trainer.unlearn(clients=[victim], rollback=False)
+    assert report.details["clusters"] == () and not report.exact and not report.server_refit
     np.testing.assert_array_equal(trainer.params_, before)
     trainer.run(rounds=6)
     later = trainer.history_[4:]
@@ -181,7 +204,7 @@ def test_set_clusters_and_profile_only_before_training(task):
     profile = trainer.profile()
     assert trainer.time_ == pytest.approx(task[3].max()) and profile.disparity.shape == (12,)
     trainer.set_clusters(np.arange(12) % 3)
-    assert trainer.n_clusters == 3 and trainer.params_.shape[0] == 3
+    assert trainer.n_clusters_ == 3 and trainer.params_.shape[0] == 3
     trainer.run(rounds=1)
     with pytest.raises(RuntimeError, match="before the first aggregation"):
         trainer.set_clusters(np.zeros(12))

@@ -24,7 +24,7 @@ V, CONTEXT, EMBED, HIDDEN = 11, 4, 3, 6
 
 
 def _model(seed: int = 0) -> nn.Module:
-    return make_model("char_mlp", V, seed=seed, input_shape=(CONTEXT,), hidden=HIDDEN, embed=EMBED)
+    return make_model("char_mlp", V, random_state=seed, input_shape=(CONTEXT,), hidden=HIDDEN, embed=EMBED)
 
 
 @pytest.fixture(scope="module")
@@ -80,14 +80,14 @@ def test_initialisation_is_normal_embeddings_then_uniform_layers_from_one_numpy_
 
 
 def test_large_embedding_tables_have_the_standard_normal_moments():
-    weight = make_model("char_mlp", 500, seed=0, input_shape=(2,), embed=64).embedding.weight.detach().numpy()
+    weight = make_model("char_mlp", 500, random_state=0, input_shape=(2,), embed=64).embedding.weight.detach().numpy()
     assert abs(weight.mean()) < 0.01 and abs(weight.std() - 1.0) < 0.01  # 32,000 draws: 5 standard errors
     assert np.abs(weight).max() > 3.5  # not the uniform draw of the other layers
 
 
 def test_padding_rows_of_an_embedding_are_zero():
     model = nn.Sequential(nn.Embedding(5, 3, padding_idx=2), nn.Flatten(), nn.Linear(3, 2))
-    init_parameters(model, seed=0)
+    init_parameters(model, random_state=0)
     weight = model[0].weight.detach().numpy()
     assert np.all(weight[2] == 0.0) and np.all(weight[[0, 1, 3, 4]] != 0.0)
 
@@ -120,8 +120,8 @@ def test_vmap_and_loop_train_it_like_torch_sgd(windows, momentum):
     start = get_flat(model)
     clients = [np.arange(0, 30), np.arange(30, 37), np.arange(37, 120)]  # ragged: short clients sit out
     config = LocalSGD(lr=0.2, batch_size=8, epochs=2, momentum=momentum)
-    loop = train_clients(model, start, X, y, clients, config=config, method="loop")
-    vmap = train_clients(model, start, X, y, clients, config=config, method="vmap")
+    loop = train_clients(model, start, X, y, clients, config=config, method="loop", random_state=0)
+    vmap = train_clients(model, start, X, y, clients, config=config, method="vmap", random_state=0)
     for i, rows in enumerate(clients):
         expected = _reference(start, X, y, rows, config, client_id=i)
         assert not np.allclose(expected, start, atol=1e-3)
@@ -148,7 +148,9 @@ def test_training_is_reproducible_bit_for_bit(windows, method):
 def test_training_lowers_the_loss(windows):
     X, y = windows
     model = _model()
-    out = train_clients(model, get_flat(model), X, y, [np.arange(120)], config=LocalSGD(lr=0.5, batch_size=8, epochs=5))
+    out = train_clients(
+        model, get_flat(model), X, y, [np.arange(120)], config=LocalSGD(lr=0.5, batch_size=8, epochs=5), random_state=0
+    )
 
     def loss(flat):
         with torch.no_grad():

@@ -14,8 +14,10 @@ def setup():
     rng = np.random.default_rng(0)
     X = rng.normal(size=(50, 2, 3, 3)).astype(np.float32)
     y = rng.integers(0, 4, size=50)
-    model = make_model("mlp", 4, seed=0, input_shape=(2, 3, 3), hidden=5)
-    stack = np.stack([get_flat(make_model("mlp", 4, seed=s, input_shape=(2, 3, 3), hidden=5)) for s in range(3)])
+    model = make_model("mlp", 4, random_state=0, input_shape=(2, 3, 3), hidden=5)
+    stack = np.stack(
+        [get_flat(make_model("mlp", 4, random_state=s, input_shape=(2, 3, 3), hidden=5)) for s in range(3)]
+    )
     return model, X, y, stack
 
 
@@ -128,7 +130,7 @@ def test_perplexity_of_the_character_model():
     rng = np.random.default_rng(0)
     X = rng.integers(0, 65, size=(300, 8)).astype(np.float32)
     y = rng.integers(0, 65, size=300)
-    model = make_model("char_mlp", 65, seed=0, input_shape=(8,), hidden=32)
+    model = make_model("char_mlp", 65, random_state=0, input_shape=(8,), hidden=32)
     with torch.no_grad():
         nats = torch.nn.functional.cross_entropy(model(torch.from_numpy(X)).double(), torch.from_numpy(y)).item()
     assert perplexity(model, X, y) == pytest.approx(np.exp(nats), rel=1e-6)
@@ -145,4 +147,17 @@ def test_perplexity_refuses_bad_labels_and_no_rows(setup):
     with pytest.raises(ValueError, match="at least one row"):
         perplexity(model, X[:0], y[:0])
     with pytest.raises(TypeError, match="integers"):
-        perplexity(model, X, y.astype(float))
+        perplexity(model, X, y + 0.5)
+
+
+def test_accuracy_refuses_no_rows_as_perplexity_does(setup):
+    model, X, y, stack = setup
+    for parameters in (None, stack):
+        with pytest.raises(ValueError, match="the accuracy of no rows is undefined"):
+            accuracy(model, X[:0], y[:0], parameters=parameters)
+        with pytest.raises(ValueError, match="the perplexity of no rows is undefined"):
+            perplexity(model, X[:0], y[:0], parameters=parameters)
+    # out-of-range labels are only wrong answers for the accuracy, but no perplexity exists for them
+    assert accuracy(model, X, np.full(50, 9), parameters=stack).tolist() == [0.0, 0.0, 0.0]
+    with pytest.raises(ValueError, match="labels must lie in"):
+        perplexity(model, X, np.full(50, 9), parameters=stack)

@@ -7,6 +7,8 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 from hypothesis.extra import numpy as hnp
+from sklearn.base import clone
+from sklearn.exceptions import NotFittedError
 
 from fedlib.exceptions import SecAggAbort
 from fedlib.learn import (
@@ -48,10 +50,13 @@ def data():
     return X, y, clients
 
 
-def _trainer(data, **options):
+def _trainer(data, *, client_ids=None, test_data=None, n_rounds: int = 0, **options) -> FederatedTrainer:
+    """A softmax trainer fitted on ``data`` for ``n_rounds`` rounds (default: set up, at round 0)."""
     X, y, clients = data
     options = {"local": LOCAL, "random_state": 0, **options}
-    return FederatedTrainer("softmax", X, y, clients, **options)
+    return FederatedTrainer("softmax", **options).fit(
+        X, y, parts=clients, client_ids=client_ids, test_data=test_data, n_rounds=n_rounds
+    )
 
 
 def _bits(a: np.ndarray) -> bytes:
@@ -155,6 +160,62 @@ def test_aggregators_satisfy_the_protocol():
 # --- FederatedTrainer ---
 
 
+def test_an_estimator_constructor_only_stores_its_parameters(data):
+    X, y, clients = data
+
+    def rule(round_index, participant_ids, rng):
+        return []
+
+    options = dict(
+        rounds=2,
+        n_classes=4,
+        local=LOCAL,
+        aggregator=PlainSum(),
+        weighting="uniform",
+        participation=0.5,
+        dropout=rule,
+        server_lr=0.5,
+        eval_every=2,
+        abort_on=(SecAggAbort,),
+        keep_checkpoints=True,
+        method="loop",
+        random_state=5,
+        n_threads=None,
+    )
+    t = FederatedTrainer("softmax", **options)
+    params = t.get_params()
+    assert params == {"model": "softmax", **options}
+    assert all(params[key] is value for key, value in options.items())  # verbatim, not copies
+    # nothing is checked or derived before fit
+    bad = FederatedTrainer(3, rounds=-1, participation=0.0, dropout=1.0, weighting="size", abort_on=[int])
+    assert bad.get_params()["abort_on"] == [int] and bad.participation == 0.0 and bad.model == 3
+    assert set(vars(bad)) == set(bad.get_params())  # no validated copies, no fitted state
+    for call in (
+        lambda: t.run(1),
+        t.step,
+        t.reset,
+        t.evaluate,
+        t.history_table,
+        lambda: t.local_updates([0]),
+        lambda: t.rollback(0),
+        lambda: t.n_clients,
+    ):
+        with pytest.raises(NotFittedError):
+            call()
+    assert t.fit(X, y, parts=clients) is t
+    assert t.round_ == 2 and t.n_features_in_ == N_FEATURES and sorted(t.checkpoints_) == [0, 1, 2]
+    assert t.get_params() == params and t.abort_on is options["abort_on"]  # fit leaves the parameters alone
+    # clone: the same parameters, unfitted; fitted on the same data it gives the same bits
+    twin = clone(t)
+    assert twin.get_params() == params and not hasattr(twin, "params_")
+    assert _bits(twin.fit(X, y, parts=clients).params_) == _bits(t.params_)
+    # defaults stay None after fit; set_params changes what the next fit does
+    plain = FederatedTrainer().fit(X, y, parts=clients)
+    assert plain.local is None and plain.aggregator is None and plain.rounds == 1 and plain.round_ == 1
+    assert plain.set_params(rounds=3).fit(X, y, parts=clients).round_ == 3
+    assert plain.fit(X, y, parts=clients, n_rounds=0).round_ == 0 and plain.history_ == []
+
+
 def test_same_seed_same_bits_and_another_seed_another_model(data):
     a = _trainer(data, random_state=3, participation=0.5, dropout=0.2).run(3)
     b = _trainer(data, random_state=3, participation=0.5, dropout=0.2).run(3)
@@ -247,16 +308,12 @@ def test_a_dropout_rule_drops_exactly_whom_it_names_and_they_have_no_influence(d
     X_other, y_other = X.copy(), y.copy()
     X_other[clients[2]] = np.random.default_rng(2).normal(size=(len(clients[2]), N_FEATURES)) * 10
     y_other[clients[2]] = 0
-    other = FederatedTrainer("softmax", X_other, y_other, clients, local=LOCAL, random_state=0, dropout=rule).run(3)
+    three = FederatedTrainer("softmax", rounds=3, local=LOCAL, random_state=0, dropout=rule)
+    other = clone(three).fit(X_other, y_other, parts=clients)
     assert _bits(other.params_) == _bits(t.params_)
     changed = X_other.copy()
     changed[clients[5]] *= 2  # user 5 takes part in round 1 only, and that matters
-    assert not np.array_equal(
-        FederatedTrainer("softmax", changed, y_other, clients, local=LOCAL, random_state=0, dropout=rule)
-        .run(3)
-        .params_,
-        t.params_,
-    )
+    assert not np.array_equal(clone(three).fit(changed, y_other, parts=clients).params_, t.params_)
     # and the first round is the server update over the staying clients alone
     theta = _trainer(data).params_
     staying = [0, 1, 3, 4, 6, 7]
@@ -311,27 +368,23 @@ def test_the_server_averages_over_whom_the_aggregator_summed(data):
         _trainer(data, aggregator=_SumsDropped(), dropout=lambda r, ids, rng: [0]).step()
 
 
-def test_remove_clients(data):
+def test_retraining_from_scratch_without_some_clients(data):
+    """Liu et al.'s retraining: a new trainer fitted on the remaining clients, under their global ids."""
     X, y, clients = data
-    t = _trainer(data, random_state=2)
-    with pytest.raises(ValueError, match=r"\[9\] are not clients"):
-        t.remove_clients([1, 9])
-    assert t.n_clients == 8  # nothing removed by the failed call
-    before = t.params_.copy()
-    assert t.remove_clients([1, 6]) is t
-    assert t.n_clients == 6 and t.client_ids_.tolist() == [0, 2, 3, 4, 5, 7]
-    assert _bits(t.params_) == _bits(before)  # the model is not changed
-    t.reset(3).run(2)
-    assert all(set(r.participants) == {0, 2, 3, 4, 5, 7} for r in t.history_)
-    # the remaining users keep their streams: as a trainer built without the removed ones
     keep = [0, 2, 3, 4, 5, 7]
-    fresh = FederatedTrainer(
-        "softmax", X, y, [clients[i] for i in keep], client_ids=keep, local=LOCAL, random_state=3
-    ).run(2)
-    assert _bits(fresh.params_) == _bits(t.params_)
-    with pytest.raises(ValueError, match="leave none"):
-        t.remove_clients(keep)
-    assert t.n_clients == 6
+    retrain = FederatedTrainer("softmax", rounds=2, local=LOCAL, method="loop", random_state=3)
+    a = clone(retrain).fit(X, y, parts=[clients[i] for i in keep], client_ids=keep)
+    assert a.n_clients == 6 and a.client_ids_.tolist() == keep
+    assert all(r.participants.tolist() == keep for r in a.history_)
+    # reproducible bit for bit, and the removed clients' rows are never read
+    X_gone = X.copy()
+    X_gone[np.concatenate([clients[1], clients[6]])] = np.nan
+    b = clone(retrain).fit(X_gone, y, parts=[clients[i] for i in keep], client_ids=keep)
+    assert _bits(b.params_) == _bits(a.params_) and np.isfinite(a.params_).all()
+    # the remaining users keep their streams: the initial model and their local updates are those of the full trainer
+    full = _trainer(data, method="loop", random_state=3)
+    assert _bits(a.reset().params_) == _bits(full.params_) and a.round_ == 0
+    assert _bits(a.local_updates([1, 5]).params) == _bits(full.local_updates([2, 7]).params)
 
 
 def test_rollback_needs_checkpoints_and_replays_the_same_rounds(data):
@@ -435,35 +488,47 @@ def test_history_table_and_evaluation_schedule(data):
 def test_fedavg_is_the_trainer_run():
     X, y = _separable(60, 3)
     clients = np.array_split(np.arange(60), 4)
-    a = fedavg("softmax", X, y, clients, rounds=2, random_state=1)
-    b = FederatedTrainer("softmax", X, y, clients, random_state=1).run(2)
-    assert a.round_ == 2 and _bits(a.params_) == _bits(b.params_)
+    a = fedavg("softmax", X, y, clients, rounds=2, random_state=1, client_ids=[4, 3, 2, 1])
+    b = FederatedTrainer("softmax", random_state=1).fit(X, y, parts=clients, client_ids=[4, 3, 2, 1], n_rounds=0)
+    assert a.round_ == 2 and a.rounds == 2 and _bits(a.params_) == _bits(b.run(2).params_)
 
 
 def test_a_module_model_and_bad_options(data):
     X, y, clients = data
     model = make_model("mlp", N_CLASSES, input_shape=(N_FEATURES,), hidden=6)
-    t = FederatedTrainer(model, X, y, clients, random_state=0)
-    assert t.n_parameters == get_flat(model).size and t.model_ is model
+    t = FederatedTrainer(model, random_state=0).fit(X, y, parts=clients)
+    assert t.n_parameters == get_flat(model).size and t.model_ is model and t.model is model
     bad = [
         dict(n_classes=3),  # labels reach 3
-        dict(client_ids=[0] * 8),
         dict(abort_on=(int,)),
         dict(aggregator=object()),
         dict(participation=0.0),
         dict(dropout=1.0),
         dict(weighting="size"),
         dict(local={"lr": 0.1}),
+        dict(rounds=-1),
+        dict(eval_every=0),
+        dict(method="fast"),
     ]
     for options in bad:
         with pytest.raises((ValueError, TypeError)):
-            FederatedTrainer("softmax", X, y, clients, **options)
+            FederatedTrainer("softmax", **options).fit(X, y, parts=clients)
+    with pytest.raises(ValueError, match="client_ids"):
+        FederatedTrainer().fit(X, y, parts=clients, client_ids=[0] * 8)
+    with pytest.raises(ValueError, match="n_rounds"):
+        FederatedTrainer().fit(X, y, parts=clients, n_rounds=-1)
     with pytest.raises(TypeError, match="model"):
-        FederatedTrainer(3, X, y, clients)
+        FederatedTrainer(3).fit(X, y, parts=clients)
     with pytest.raises(ValueError, match="labels"):
-        FederatedTrainer("softmax", X, -y, clients)
+        FederatedTrainer("softmax").fit(X, -y, parts=clients)
     with pytest.raises(ValueError, match="holds no examples"):
-        FederatedTrainer("softmax", X, y, [clients[0], np.array([], dtype=np.int64)])
+        FederatedTrainer("softmax").fit(X, y, parts=[clients[0], np.array([], dtype=np.int64)])
+    # a failed refit leaves the fitted trainer as it was
+    t = _trainer(data, n_rounds=1)
+    before = t.params_.copy()
+    with pytest.raises(ValueError, match="participation"):
+        t.set_params(participation=2.0).fit(X, y, parts=clients)
+    assert t.round_ == 1 and _bits(t.params_) == _bits(before)
 
 
 def test_local_updates_for_a_custom_server_loop(data):

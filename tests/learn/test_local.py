@@ -15,10 +15,10 @@ from fedlib.learn import (
     client_generator,
     get_flat,
     make_model,
-    root_sequence,
     set_flat,
     train_clients,
 )
+from fedlib.utils import root_sequence
 
 N_FEATURES, N_CLASSES = 12, 3
 
@@ -48,7 +48,7 @@ def ragged():
 
 
 def _model(seed: int = 0) -> nn.Module:
-    return make_model("mlp", N_CLASSES, seed=seed, input_shape=(N_FEATURES,), hidden=8)
+    return make_model("mlp", N_CLASSES, random_state=seed, input_shape=(N_FEATURES,), hidden=8)
 
 
 def _reference(model, start, X, y, rows, config: LocalSGD, *, random_state, round_index, client_id) -> np.ndarray:
@@ -91,8 +91,8 @@ def test_short_clients_sit_out_the_extra_vmap_steps_with_momentum(data):
     model = _model()
     config = LocalSGD(lr=0.1, batch_size=2, epochs=1, momentum=0.9)
     clients = [np.arange(2), np.arange(2, 42)]
-    alone = train_clients(model, get_flat(model), X, y, clients[:1], config=config, method="vmap")
-    both = train_clients(model, get_flat(model), X, y, clients, config=config, method="vmap")
+    alone = train_clients(model, get_flat(model), X, y, clients[:1], config=config, method="vmap", random_state=0)
+    both = train_clients(model, get_flat(model), X, y, clients, config=config, method="vmap", random_state=0)
     np.testing.assert_allclose(both.params[0], alone.params[0], rtol=0, atol=1e-6)
 
 
@@ -100,11 +100,11 @@ def test_cnn_paths_agree(data):
     rng = np.random.default_rng(2)
     X = rng.random((60, 1, 8, 8), dtype=np.float32)
     y = rng.integers(0, 4, size=60)
-    model = make_model("cnn_small", 4, seed=0, input_shape=(1, 8, 8))
+    model = make_model("cnn_small", 4, random_state=0, input_shape=(1, 8, 8))
     clients = [np.arange(0, 9), np.arange(9, 30), np.arange(30, 60)]
     config = LocalSGD(lr=0.1, batch_size=8, momentum=0.5)
-    loop = train_clients(model, get_flat(model), X, y, clients, config=config, method="loop")
-    vmap = train_clients(model, get_flat(model), X, y, clients, config=config, method="vmap")
+    loop = train_clients(model, get_flat(model), X, y, clients, config=config, method="loop", random_state=0)
+    vmap = train_clients(model, get_flat(model), X, y, clients, config=config, method="vmap", random_state=0)
     np.testing.assert_allclose(vmap.params, loop.params, rtol=0, atol=1e-5)
     expected = _reference(
         make_model("cnn_small", 4, input_shape=(1, 8, 8)),
@@ -141,12 +141,12 @@ def test_the_stream_is_the_client_id_not_the_position(data):
     X, y = data
     model = _model()
     rows = [np.arange(20), np.arange(20)]
-    out = train_clients(model, get_flat(model), X, y, rows, client_ids=[8, 9], method="loop")
+    out = train_clients(model, get_flat(model), X, y, rows, client_ids=[8, 9], method="loop", random_state=0)
     assert not np.array_equal(out.params[0], out.params[1])  # same data, other streams
-    again = train_clients(model, get_flat(model), X, y, rows[:1], client_ids=[9], method="loop")
+    again = train_clients(model, get_flat(model), X, y, rows[:1], client_ids=[9], method="loop", random_state=0)
     assert again.params[0].tobytes() == out.params[1].tobytes()
-    default = train_clients(model, get_flat(model), X, y, rows, method="loop")
-    explicit = train_clients(model, get_flat(model), X, y, rows, client_ids=[0, 1], method="loop")
+    default = train_clients(model, get_flat(model), X, y, rows, method="loop", random_state=0)
+    explicit = train_clients(model, get_flat(model), X, y, rows, client_ids=[0, 1], method="loop", random_state=0)
     assert default.client_ids.tolist() == [0, 1]
     assert default.params.tobytes() == explicit.params.tobytes()
 
@@ -175,11 +175,11 @@ def test_one_start_per_client(data, method):
     model = _model()
     starts = np.stack([get_flat(_model(seed)) for seed in range(3)])
     clients = [np.arange(0, 10), np.arange(10, 25), np.arange(25, 40)]
-    out = train_clients(model, starts, X, y, clients, method=method, base_version=[3, 1, 2])
+    out = train_clients(model, starts, X, y, clients, method=method, base_version=[3, 1, 2], random_state=0)
     assert np.array_equal(out.start, starts)
     assert out.base_version.tolist() == [3, 1, 2]
     for i in range(3):
-        alone = train_clients(model, starts[i], X, y, [clients[i]], client_ids=[i], method=method)
+        alone = train_clients(model, starts[i], X, y, [clients[i]], client_ids=[i], method=method, random_state=0)
         np.testing.assert_allclose(out.params[i], alone.params[0], rtol=0, atol=1e-6)
 
 
@@ -187,7 +187,7 @@ def test_client_updates_fields_deltas_and_select(data, ragged):
     X, y = data
     model = _model()
     before = get_flat(model)
-    out = train_clients(model, before, X, y, ragged, round_index=2, base_version=7, method="loop")
+    out = train_clients(model, before, X, y, ragged, round_index=2, base_version=7, method="loop", random_state=0)
     assert isinstance(out, ClientUpdates)
     assert np.array_equal(get_flat(model), before)  # the model's own parameters are not touched
     assert out.n_clients == 6 and out.round_index == 2
@@ -207,9 +207,13 @@ def test_client_updates_fields_deltas_and_select(data, ragged):
 def test_inputs_as_tensors_and_float64_give_the_same_result(data, ragged):
     X, y = data
     model = _model()
-    a = train_clients(model, get_flat(model), X, y, ragged, method="loop")
-    b = train_clients(model, get_flat(model).astype(np.float64), torch.from_numpy(X), torch.from_numpy(y), ragged)
-    c = train_clients(model, get_flat(model), X.astype(np.float64), y.astype(np.int32), ragged, method="loop")
+    a = train_clients(model, get_flat(model), X, y, ragged, method="loop", random_state=0)
+    b = train_clients(
+        model, get_flat(model).astype(np.float64), torch.from_numpy(X), torch.from_numpy(y), ragged, random_state=0
+    )
+    c = train_clients(
+        model, get_flat(model), X.astype(np.float64), y.astype(np.int32), ragged, method="loop", random_state=0
+    )
     np.testing.assert_allclose(b.params, a.params, rtol=0, atol=1e-5)
     assert a.params.tobytes() == c.params.tobytes()
 
@@ -217,9 +221,9 @@ def test_inputs_as_tensors_and_float64_give_the_same_result(data, ragged):
 def test_vmap_in_chunks_of_clients(data, ragged, monkeypatch):
     X, y = data
     model = _model()
-    whole = train_clients(model, get_flat(model), X, y, ragged, config=CONFIGS["both"], method="vmap")
+    whole = train_clients(model, get_flat(model), X, y, ragged, config=CONFIGS["both"], method="vmap", random_state=0)
     monkeypatch.setattr(_local, "_VMAP_MAX_FLOATS", 2 * whole.params.shape[1])  # two clients per chunk
-    chunked = train_clients(model, get_flat(model), X, y, ragged, config=CONFIGS["both"], method="vmap")
+    chunked = train_clients(model, get_flat(model), X, y, ragged, config=CONFIGS["both"], method="vmap", random_state=0)
     np.testing.assert_allclose(chunked.params, whole.params, rtol=0, atol=1e-6)
 
 
@@ -227,7 +231,7 @@ def test_batch_larger_than_every_client_is_one_full_batch_step(data):
     X, y = data
     model = _model()
     start = get_flat(model)
-    out = train_clients(model, start, X, y, [np.arange(10)], config=LocalSGD(lr=0.5, batch_size=64))
+    out = train_clients(model, start, X, y, [np.arange(10)], config=LocalSGD(lr=0.5, batch_size=64), random_state=0)
     set_flat(model, start)
     loss = nn.functional.cross_entropy(model(torch.from_numpy(X[:10])), torch.from_numpy(y[:10]))
     grads = torch.autograd.grad(loss, list(model.parameters()))
@@ -242,29 +246,31 @@ def test_bad_inputs_raise(data):
     d = start.size
     good = [np.arange(5), np.arange(5, 10)]
     with pytest.raises(ValueError, match="at least one client"):
-        train_clients(model, start, X, y, [])
+        train_clients(model, start, X, y, [], random_state=0)
     with pytest.raises(ValueError, match="holds no examples"):
-        train_clients(model, start, X, y, [np.arange(5), np.array([], dtype=np.int64)])
+        train_clients(model, start, X, y, [np.arange(5), np.array([], dtype=np.int64)], random_state=0)
     for bad in (np.array([3, 200]), np.array([-1, 2])):
         with pytest.raises(ValueError, match=r"row indices must lie in \[0, 200\)"):
-            train_clients(model, start, X, y, [np.arange(5), bad])
+            train_clients(model, start, X, y, [np.arange(5), bad], random_state=0)
     with pytest.raises(ValueError, match="integer indices"):
-        train_clients(model, start, X, y, [np.array([0.0, 1.0])])
+        train_clients(model, start, X, y, [np.array([0.0, 1.0])], random_state=0)
     for shape in ((d - 1,), (3, d), (2, d + 1), (1, d)):
         with pytest.raises(ValueError, match="start must have shape"):
-            train_clients(model, np.zeros(shape, dtype=np.float32), X, y, good)
+            train_clients(model, np.zeros(shape, dtype=np.float32), X, y, good, random_state=0)
     with pytest.raises(ValueError, match="rows but y has"):
-        train_clients(model, start, X, y[:-1], good)
+        train_clients(model, start, X, y[:-1], good, random_state=0)
     with pytest.raises(TypeError, match="labels must be integers"):
-        train_clients(model, start, X, y.astype(float), good)
+        train_clients(model, start, X, y + 0.5, good, random_state=0)
+    whole = train_clients(model, start, X, y.astype(float), good, random_state=0)  # whole-number floats are labels
+    assert whole.params.tobytes() == train_clients(model, start, X, y, good, random_state=0).params.tobytes()
     with pytest.raises(ValueError, match="client_ids"):
-        train_clients(model, start, X, y, good, client_ids=[1, 2, 3])
+        train_clients(model, start, X, y, good, client_ids=[1, 2, 3], random_state=0)
     with pytest.raises(ValueError):
-        train_clients(model, start, X, y, good, method="fast")
+        train_clients(model, start, X, y, good, method="fast", random_state=0)
     with pytest.raises(TypeError, match="LocalSGD"):
-        train_clients(model, start, X, y, good, config={"lr": 0.1})
+        train_clients(model, start, X, y, good, config={"lr": 0.1}, random_state=0)
     with pytest.raises(ValueError):
-        train_clients(model, start, X, y, good, round_index=-1)
+        train_clients(model, start, X, y, good, round_index=-1, random_state=0)
 
 
 @pytest.mark.parametrize(

@@ -25,10 +25,10 @@ def _input_shape(name: str) -> tuple[int, ...]:
 def test_every_model_is_fixed_by_its_seed_alone(name):
     shape = _input_shape(name)
     torch.manual_seed(123)  # torch's global state must play no part
-    a = get_flat(make_model(name, seed=1, input_shape=shape))
+    a = get_flat(make_model(name, random_state=1, input_shape=shape))
     torch.manual_seed(456)
-    b = get_flat(make_model(name, seed=1, input_shape=shape))
-    c = get_flat(make_model(name, seed=2, input_shape=shape))
+    b = get_flat(make_model(name, random_state=1, input_shape=shape))
+    c = get_flat(make_model(name, random_state=2, input_shape=shape))
     assert a.dtype == np.float32 and a.ndim == 1
     assert _same_bits(a, b)
     assert not np.array_equal(a, c)
@@ -38,7 +38,7 @@ def test_every_model_is_fixed_by_its_seed_alone(name):
 @pytest.mark.parametrize("name", MODELS)
 def test_every_model_maps_a_batch_to_logits(name):
     shape = _input_shape(name)
-    model = make_model(name, 7, seed=0, input_shape=shape)
+    model = make_model(name, 7, random_state=0, input_shape=shape)
     assert model.training
     assert not list(model.buffers())
     assert all(p.dtype == torch.float32 for p in model.parameters())
@@ -80,7 +80,7 @@ def test_cnns_take_other_image_sizes(name, shape):
 
 
 def test_initialisation_bounds_are_pytorch_defaults():
-    model = make_model("mlp", 3, seed=0, input_shape=(2, 5, 5), hidden=16)
+    model = make_model("mlp", 3, random_state=0, input_shape=(2, 5, 5), hidden=16)
     bounds = {"fc1.weight": 50, "fc1.bias": 50, "fc2.weight": 16, "fc2.bias": 16}
     for name, param in model.named_parameters():
         bound = 1 / math.sqrt(bounds[name])
@@ -88,17 +88,17 @@ def test_initialisation_bounds_are_pytorch_defaults():
         assert np.abs(values).max() <= bound
         if name.endswith("weight"):
             assert np.abs(values).max() > 0.9 * bound  # the whole range is used, not a narrower one
-    conv = make_model("cnn_small", seed=0)
+    conv = make_model("cnn_small", random_state=0)
     weight = dict(conv.named_parameters())["conv2.weight"]
     assert np.abs(weight.detach().numpy()).max() <= 1 / math.sqrt(8 * 25)
 
 
 def test_init_parameters_reinitialises_in_place_and_accepts_a_generator():
-    model = make_model("softmax", seed=5)
-    assert init_parameters(model, seed=1) is model
-    assert _same_bits(get_flat(model), get_flat(make_model("softmax", seed=1)))
-    a = get_flat(init_parameters(make_model("softmax"), seed=np.random.default_rng(9)))
-    b = get_flat(init_parameters(make_model("softmax"), seed=np.random.default_rng(9)))
+    model = make_model("softmax", random_state=5)
+    assert init_parameters(model, random_state=1) is model
+    assert _same_bits(get_flat(model), get_flat(make_model("softmax", random_state=1)))
+    a = get_flat(init_parameters(make_model("softmax"), random_state=np.random.default_rng(9)))
+    b = get_flat(init_parameters(make_model("softmax"), random_state=np.random.default_rng(9)))
     assert _same_bits(a, b)
 
 
@@ -106,7 +106,7 @@ def test_init_parameters_needs_a_weight_for_every_bias():
     model = nn.Module()
     model.bias = nn.Parameter(torch.zeros(3))
     with pytest.raises(ValueError, match="fan-in"):
-        init_parameters(model, seed=0)
+        init_parameters(model, random_state=0)
 
 
 @pytest.mark.parametrize(
@@ -132,7 +132,7 @@ def test_make_model_rejects_bad_arguments(kwargs, error):
 
 
 def test_get_flat_is_parameters_to_vector_and_a_copy():
-    model = make_model("mlp", 3, seed=0, input_shape=(6,), hidden=4)
+    model = make_model("mlp", 3, random_state=0, input_shape=(6,), hidden=4)
     flat = get_flat(model)
     expected = torch.nn.utils.parameters_to_vector(model.parameters()).detach().numpy()
     assert _same_bits(flat, expected)
@@ -142,7 +142,7 @@ def test_get_flat_is_parameters_to_vector_and_a_copy():
 
 @pytest.mark.parametrize("name", ["mlp", "softmax", "cnn_small", "lenet5"])
 def test_set_flat_get_flat_round_trip_without_aliasing(name):
-    model = make_model(name, seed=0)
+    model = make_model(name, random_state=0)
     v = np.random.default_rng(0).normal(size=n_parameters(model)).astype(np.float32)
     kept = v.copy()
     assert set_flat(model, v) is model
@@ -163,7 +163,7 @@ def test_set_flat_accepts_float64_and_rejects_wrong_shapes():
 
 
 def test_parameter_layout_describes_the_vector():
-    model = make_model("mlp", 3, seed=0, input_shape=(6,), hidden=4)
+    model = make_model("mlp", 3, random_state=0, input_shape=(6,), hidden=4)
     layout = ParameterLayout(model)
     assert layout.names == ("fc1.weight", "fc1.bias", "fc2.weight", "fc2.bias")
     assert layout.shapes == ((4, 6), (4,), (3, 4), (3,))

@@ -22,7 +22,7 @@ def task():
 
 def test_disparity_is_half_one_minus_the_cosine_with_the_consensus(task):
     X, y, clients = task
-    model = make_model("softmax", 3, input_shape=(6,), seed=0)
+    model = make_model("softmax", 3, input_shape=(6,), random_state=0)
     omega0 = get_flat(model)
     local = LocalSGD(lr=0.1, batch_size=8)
     profile = profile_clients(model, omega0, X, y, clients, training_times=np.arange(1.0, 7.0), local=local,

@@ -9,7 +9,7 @@ from hypothesis import strategies as st
 from scipy.stats import ortho_group
 
 from fedlib.data import iid_partition
-from fedlib.field import quantize
+from fedlib.field import to_fixed_point
 from fedlib.privacy import align, reconstruct_from_anchor_distances
 from fedlib.secagg import SecFC
 
@@ -180,7 +180,7 @@ def test_secfc_seed_distances_reveal_the_data_up_to_rigid_motion():
     assert seeds is not None and len(set(seeds.tolist())) == 4
 
     # What the server decoded for the singleton clusters {seed_h}: exact integer ||x̄_i − x̄_seed||².
-    X_bar = quantize(X, model.scale_)
+    X_bar = to_fixed_point(X, model.scale_)
     seed_distances = sq_distances_to(X_bar, seeds)
     assert seed_distances.dtype == np.int64
 

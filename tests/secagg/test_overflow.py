@@ -10,7 +10,7 @@ from hypothesis import assume, given
 from hypothesis import strategies as st
 
 from fedlib.exceptions import FieldOverflowError
-from fedlib.field import quantize
+from fedlib.field import to_fixed_point
 from fedlib.secagg import SECFC_PRIME, check_round, check_scale, data_radius, distance_bound, max_safe_scale
 
 Q = SECFC_PRIME
@@ -59,7 +59,7 @@ def test_the_bound_holds_for_real_distances():
     X = rng.normal(0, 3, size=(300, 7))
     radius = float(np.max(np.linalg.norm(X, axis=1)))
     lam = 50.0
-    X_int = quantize(X, lam).astype(object)
+    X_int = to_fixed_point(X, lam).astype(object)
     labels = rng.integers(0, 3, 300)
     worst = 0
     for h in range(3):

@@ -18,13 +18,15 @@ from fedlib.secagg import (
     hashed_scma_aggregate,
     hashed_scma_decode,
     hashed_scma_encode,
+    hashed_scma_key,
     hashed_scma_params,
+    random_bytes,
     scma_params,
     secure_hashed_sparse_sum,
     table_rows,
     zero_sum_mask_arrays,
 )
-from fedlib.secagg._scma_hashed import index_chunks, indices_from_chunks
+from fedlib.secagg._scma_hashed import KEY_BYTES, index_chunks, indices_from_chunks
 
 
 def _plain(clients):
@@ -252,3 +254,20 @@ def test_a_round_with_os_randomness_is_exact():
     params = hashed_scma_params(n_samples=20, n_bins=2**500, n_clusters=3, n_clients=3)
     result = secure_hashed_sparse_sum([{1: 2, 2**499: 3}, {5: 1}, {2**499: 4}], params, random_state="secrets")
     assert result.total == {1: 2, 5: 1, 2**499: 7} and len(result.keys[-1]) == 32
+
+
+def test_round_keys_are_the_key_bytes_of_the_secure_aggregation():
+    """hashed_scma_key is random_bytes(KEY_BYTES): the same stream, the same refusal of other strings."""
+    for seed in (0, 1, 12345):
+        assert hashed_scma_key(seed) == random_bytes(KEY_BYTES, seed) == np.random.default_rng(seed).bytes(KEY_BYTES)
+    assert len(hashed_scma_key()) == KEY_BYTES and hashed_scma_key() != hashed_scma_key()
+    with pytest.raises(ValueError, match="the only string accepted is 'secrets'"):
+        hashed_scma_key("os")
+
+
+def test_both_rounds_validate_their_sizes_alike():
+    for make in (scma_params, hashed_scma_params):
+        for name in ("n_samples", "n_bins", "n_clusters", "n_clients"):
+            sizes = dict(n_samples=12, n_bins=4, n_clusters=2, n_clients=2) | {name: 0}
+            with pytest.raises(ValueError, match=f"^{name}=0 should be >= 1.$"):
+                make(**sizes)

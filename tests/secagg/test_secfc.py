@@ -13,7 +13,7 @@ from sklearn.exceptions import NotFittedError
 from fedlib.cluster import PlainIntegerDistances, centralized_lloyd, kmeans_objective
 from fedlib.data import iid_partition, make_blobs
 from fedlib.exceptions import DecodingError, FieldOverflowError
-from fedlib.field import LagrangeCode, quantize, to_field
+from fedlib.field import LagrangeCode, to_field, to_fixed_point
 from fedlib.secagg import SECFC_PRIME, CodedDistances, SecFC, default_colluders, max_safe_scale, share_all
 
 
@@ -56,7 +56,7 @@ def test_decoded_distances_equal_python_integers():
     model = SecFC(3, n_colluders=2, scale=7.0, max_iter=1, random_state=0)
     model.fit(X, parts=iid_partition(40, 6, random_state=0))
     labels = model.history_[0]
-    Xq = quantize(X, 7.0).astype(object)
+    Xq = to_fixed_point(X, 7.0).astype(object)
     expected = np.empty((40, 3), dtype=object)
     for h in range(3):
         members = Xq[labels == h]
@@ -90,7 +90,7 @@ def test_result_is_invariant_to_partition_and_code_parameters():
 def test_revealed_centers_are_the_quantized_means():
     X, _ = _blobs(150, 9, 3, 1.0, 3)
     model = SecFC(3, n_segments=2, n_colluders=2, scale=30.0, random_state=0).fit(X, parts=iid_partition(150, 8))
-    Xq = quantize(X, 30.0)
+    Xq = to_fixed_point(X, 30.0)
     expected = np.array([Xq[model.labels_ == h].sum(axis=0) / (30.0 * np.sum(model.labels_ == h)) for h in range(3)])
     np.testing.assert_array_equal(model.reveal_centers(), expected)
 
@@ -162,11 +162,11 @@ def test_round_records_are_consistent(init):
 def test_coded_distances_decode_the_exact_integer_distances():
     """The oracle run by clients on shares and decoded by the server equals the one computed in the clear."""
     X, _ = _blobs(50, 5, 3, 2.0, 4)
-    X_int = quantize(X, 10.0)
+    X_int = to_fixed_point(X, 10.0)
     parts = iid_partition(50, 7, random_state=0)
     code = LagrangeCode(n_clients=7, n_segments=2, n_masks=1, prime=SECFC_PRIME)
     shares = share_all(code, to_field(X_int, SECFC_PRIME), parts, random_state=1)
-    oracle = CodedDistances(code, shares, n_responders=6, rng=np.random.default_rng(0))
+    oracle = CodedDistances(code, shares, n_responders=6, random_state=0)
     labels = np.random.default_rng(2).integers(-1, 3, size=50)
     np.testing.assert_array_equal(oracle(labels, 3), PlainIntegerDistances(X_int)(labels, 3))
     assert oracle.n_samples == 50 and len(oracle.responders) == 1 and len(oracle.responders[0]) == 6
@@ -183,17 +183,17 @@ def test_a_corrupted_client_response_is_caught_by_the_extra_responders():
     X, _ = _blobs(40, 3, 2, 1.0, 0)
     parts = iid_partition(40, 6, random_state=0)
     code = LagrangeCode(n_clients=6, n_segments=1, n_masks=1, prime=SECFC_PRIME)
-    shares = share_all(code, to_field(quantize(X, 5.0), SECFC_PRIME), parts, random_state=0)
-    oracle = OneLiar(code, shares, n_responders=6, rng=np.random.default_rng(0))
+    shares = share_all(code, to_field(to_fixed_point(X, 5.0), SECFC_PRIME), parts, random_state=0)
+    oracle = OneLiar(code, shares, n_responders=6, random_state=0)
     with pytest.raises(DecodingError, match="disagree") as caught:
         oracle(np.arange(40) % 2, 2)
     # issue 11, item 6: the liar may be among the first R, so no client may be named as the culprit
     assert "clients [" not in str(caught.value)
     # With N = 6 >= R + 2 = 5 responders one corrupted response is located and dropped.
-    correcting = OneLiar(code, shares, n_responders=6, rng=np.random.default_rng(0), correct_errors=True)
+    correcting = OneLiar(code, shares, n_responders=6, random_state=0, correct_errors=True)
     labels = np.arange(40) % 2
     decoded = correcting(labels, 2)
-    assert np.array_equal(decoded, PlainIntegerDistances(quantize(X, 5.0))(labels, 2))
+    assert np.array_equal(decoded, PlainIntegerDistances(to_fixed_point(X, 5.0))(labels, 2))
     assert correcting.corrupted == [[3]]
 
 
@@ -227,7 +227,7 @@ def _wrap_example():
 def test_the_wrap_example_decodes_to_a_plausible_wrong_value():
     """The signed-range test alone cannot see it: d'_{460,1} = 6.1 q decodes to 0.13 q, below q/2."""
     X, labels = _wrap_example()
-    exact = PlainIntegerDistances(quantize(X, 1.0))(labels, 2)
+    exact = PlainIntegerDistances(to_fixed_point(X, 1.0))(labels, 2)
     assert SECFC_PRIME <= exact[460, 1] and np.mod(exact[460, 1], SECFC_PRIME) < SECFC_PRIME // 2
     assert centralized_lloyd(X, 2, scale=1.0, init=labels, max_iter=1).labels[460] == 0  # the exact answer
 
@@ -292,7 +292,7 @@ def test_coded_lloyd_step_is_exact_where_the_float_ratios_tie():
     parts = iid_partition(len(X_int), 5, random_state=0)
     code = LagrangeCode(n_clients=5, n_segments=1, n_masks=1, prime=SECFC_PRIME)
     shares = share_all(code, to_field(X_int, SECFC_PRIME), parts, random_state=0)
-    oracle = CodedDistances(code, shares, n_responders=5, rng=np.random.default_rng(0))
+    oracle = CodedDistances(code, shares, n_responders=5, random_state=0)
     run = distance_lloyd(oracle, 2, init=labels, max_iter=1)
     assert run.distances[0].tolist() == [n_b, n_a]
     assert run.history[1][0] == 1  # n_a/36 < n_b/49 exactly; the float argmin chose 0

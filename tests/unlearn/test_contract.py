@@ -21,7 +21,8 @@ from fedlib.base import UnlearningMixin, UnlearningReport
 from fedlib.cluster import KMeans
 from fedlib.data import make_blobs
 from fedlib.exceptions import UnlearningRequestError
-from fedlib.unlearn import MUFC, ClusteredUnlearning, DCKMeans, KMeansPlusPlus, Retrain
+from fedlib.learn import AsyncFederatedTrainer, LocalSGD
+from fedlib.unlearn import MUFC, ClusteredUnlearning, DCKMeans, FedEraser, KMeansPlusPlus, Retrain
 
 X_SMALL, _ = make_blobs((24, 24, 24), 2, cluster_std=0.05, random_state=0)
 PARTS = [np.arange(0, 24), np.arange(24, 48), np.arange(48, 72)]
@@ -38,6 +39,13 @@ def _softmax_task():
 
 X_TASK, Y_TASK, USERS = _softmax_task()
 
+#: The data of the methods that train models (their users are the clients).
+TASK = dict(X=X_TASK, y=Y_TASK, parts=USERS)
+
+#: The asynchronous methods: local training, and fit's simulated times, four clusters and twelve aggregations.
+ASYNC_LOCAL = LocalSGD(lr=0.1, batch_size=5)
+ASYNC_FIT = dict(training_times=np.linspace(1.0, 4.0, 24), cluster_labels=np.arange(24) % 4, rounds=12)
+
 
 @dataclass(frozen=True)
 class Case:
@@ -49,19 +57,20 @@ class Case:
     X: np.ndarray = field(default_factory=lambda: X_SMALL)
     y: np.ndarray | None = None
     parts: list = field(default_factory=lambda: PARTS)
+    fit_options: dict = field(default_factory=dict)
 
     def fit(self, model):
         if not self.federated:
             return model.fit(self.X)
         if self.y is None:
-            return model.fit(self.X, parts=self.parts)
-        return model.fit(self.X, self.y, parts=self.parts)
+            return model.fit(self.X, parts=self.parts, **self.fit_options)
+        return model.fit(self.X, self.y, parts=self.parts, **self.fit_options)
 
 
 def state(model) -> list[np.ndarray]:
     """The arrays that identify a fitted model, for the same-seed-same-bits check."""
     inner = getattr(model, "estimator_", model)
-    names = ("server_centers_", "cluster_centers_", "seed_indices_", "generation_")
+    names = ("server_centers_", "cluster_centers_", "seed_indices_", "generation_", "params_")
     arrays = [np.asarray(getattr(inner, n)) for n in names if hasattr(inner, n)]
     if hasattr(inner, "trainers_"):
         arrays.append(np.stack([t.params_ for t in inner.trainers_]))
@@ -78,9 +87,19 @@ CASES = [
     Case(
         "ClusteredUnlearning",
         lambda seed: ClusteredUnlearning("softmax", cluster_size=8, rounds=1, secure=False, random_state=seed),
-        X=X_TASK,
-        y=Y_TASK,
-        parts=USERS,
+        **TASK,
+    ),
+    Case(
+        "AsyncFederatedTrainer(KNOT)",
+        lambda seed: AsyncFederatedTrainer("softmax", concurrency=8, buffer=4, local=ASYNC_LOCAL, random_state=seed),
+        **TASK,
+        fit_options=ASYNC_FIT,
+    ),
+    Case(
+        "FedEraser",
+        lambda seed: FedEraser("softmax", concurrency=8, buffer=4, local=ASYNC_LOCAL, random_state=seed),
+        **TASK,
+        fit_options=ASYNC_FIT,
     ),
 ]
 

@@ -5,8 +5,9 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from fedlib.learn import AsyncFederatedTrainer, LocalSGD, fedavg_weights, pareto_training_times
-from fedlib.unlearn import federaser
+from fedlib.exceptions import UnlearningRequestError
+from fedlib.learn import LocalSGD, fedavg_weights, pareto_training_times
+from fedlib.unlearn import FedEraser
 
 
 @pytest.fixture(scope="module")
@@ -19,10 +20,11 @@ def task():
 
 
 def make(task, **options):
+    """A fitted FedEraser that has not aggregated yet."""
     X, y, clients, times = task
-    defaults = dict(training_times=times, concurrency=6, buffer=3, local=LocalSGD(lr=0.1, batch_size=10, epochs=2),
-                    random_state=3, method="loop", store_updates=2)  # fmt: skip
-    return AsyncFederatedTrainer("softmax", X, y, clients, **{**defaults, **options})
+    options = {**dict(concurrency=6, buffer=3, local=LocalSGD(lr=0.1, batch_size=10, epochs=2), random_state=3,
+                      method="loop", interval=2), **options}  # fmt: skip
+    return FedEraser("softmax", **options).fit(X, y, parts=clients, training_times=times)
 
 
 def test_first_step_replays_stored_updates_and_later_steps_keep_their_lengths(task):
@@ -31,8 +33,9 @@ def test_first_step_replays_stored_updates_and_later_steps_keep_their_lengths(ta
     stored = list(trainer.stored_updates_)
     initial = trainer.checkpoints_[0][0].copy()
     clock = trainer.time_
-    (report,) = federaser(trainer, [victim], ratio=0.5)
-    assert report.rounds.tolist() == [s.round_index for s in stored]
+    report = trainer.unlearn(clients=[victim])
+    assert report.details["replayed"] == {0: tuple(s.round_index for s in stored)} and report.rounds == len(stored)
+    assert not report.exact and report.forgotten_clients == (victim,) and report.bytes_sent > 0
     # step 1 by hand: the initial model plus the weighted stored updates of the others
     keep = stored[0].clients != victim
     w = fedavg_weights(stored[0].n_samples[keep])
@@ -40,9 +43,9 @@ def test_first_step_replays_stored_updates_and_later_steps_keep_their_lengths(ta
     assert not np.array_equal(step1, initial)
     # the charged time: r * slowest calibrating client of every later step
     expected = sum(0.5 * task[3][s.clients[s.clients != victim]].max() for s in stored[1:])
-    assert report.simulated_seconds == pytest.approx(expected) and trainer.time_ == pytest.approx(clock + expected)
-    np.testing.assert_array_equal(trainer.params_[0], report.params)
-    assert victim in trainer.erased_
+    assert report.details["simulated_seconds"][0] == pytest.approx(expected)
+    assert trainer.time_ == pytest.approx(clock + expected)
+    assert victim in trainer.unlearned_
 
 
 def test_calibrated_update_has_the_stored_length(task):
@@ -51,7 +54,7 @@ def test_calibrated_update_has_the_stored_length(task):
     victim = int(trainer.history_[0].clients[0])
     stored = list(trainer.stored_updates_)
     assert len(stored) == 2
-    (report,) = federaser(trainer, [victim])
+    trainer.unlearn(clients=[victim])
     keep0 = stored[0].clients != victim
     w0 = fedavg_weights(stored[0].n_samples[keep0])
     after1 = (trainer.checkpoints_[0][0] + (w0 / w0.sum()) @ stored[0].updates[keep0].astype(np.float64)).astype(
@@ -59,7 +62,7 @@ def test_calibrated_update_has_the_stored_length(task):
     )
     keep1 = stored[1].clients != victim
     w1 = fedavg_weights(stored[1].n_samples[keep1])
-    move = report.params.astype(np.float64) - after1
+    move = trainer.params_[0].astype(np.float64) - after1
     # the move is a weighted sum of vectors of the stored lengths: it cannot be longer than their weighted sum
     bound = (w1 / w1.sum()) @ np.linalg.norm(stored[1].updates[keep1].astype(np.float64), axis=1)
     assert np.linalg.norm(move) <= bound * (1 + 1e-5) and np.linalg.norm(move) > 0
@@ -68,16 +71,22 @@ def test_calibrated_update_has_the_stored_length(task):
 def test_same_seed_same_bits_and_errors(task):
     a, b = make(task).run(rounds=5), make(task).run(rounds=5)
     victim = int(a.history_[0].clients[0])
-    np.testing.assert_array_equal(federaser(a, [victim])[0].params, federaser(b, [victim])[0].params)
-    with pytest.raises(ValueError, match="already erased"):
-        federaser(a, [victim])
-    with pytest.raises(ValueError, match="store_updates"):
-        federaser(make(task, store_updates=None).run(rounds=2), [0])
+    a.unlearn(clients=[victim])
+    b.unlearn(clients=[victim])
+    np.testing.assert_array_equal(a.params_, b.params_)
+    with pytest.raises(UnlearningRequestError, match="already forgotten"):
+        a.unlearn(clients=[victim])
+    with pytest.raises(ValueError, match="interval"):
+        make(task, interval=0)
+    with pytest.raises(ValueError, match="ratio"):
+        make(task, ratio=1.5).run(rounds=2).unlearn(clients=[0])
+    assert "store_updates" not in a.get_params() and a.get_params()["interval"] == 2
 
 
 def test_a_client_that_never_took_part_changes_nothing(task):
     trainer = make(task, concurrency=2, buffer=1).run(rounds=1)
     idle = int(np.flatnonzero(trainer.first_selected_ < 0)[0])
     before = trainer.params_.copy()
-    assert federaser(trainer, [idle]) == []
+    report = trainer.unlearn(clients=[idle])
+    assert report.details["clusters"] == () and report.rounds == 0 and not report.server_refit
     np.testing.assert_array_equal(trainer.params_, before)

@@ -241,7 +241,7 @@ def induced_loss_and_counts(model: MUFC, X, n_clients: int):
             continue
         for i in model.client_ids(client):
             centre = C[np.argmin(((C - X[i]) ** 2).sum(axis=1))]
-            bin_centre = model.grid_.quantize(centre[None])[0]
+            bin_centre = model.grid_.snap_to_centers(centre[None])[0]
             loss += float(((X[i] - S[np.argmin(((S - bin_centre) ** 2).sum(axis=1))]) ** 2).sum())
             counts[model.grid_.flat_index(model.grid_.cells(centre[None]))[0]] += 1
     return loss, dict(sorted(counts.items()))

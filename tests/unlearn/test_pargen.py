@@ -1,4 +1,7 @@
-"""ParGen and clustered-FU theory (fedlib/unlearn/_pargen.py; Liu et al., TDSC 2025, Alg. 1-2, Lemmas 1-4, Remark 1).
+"""ParGen and clustered-FU theory (Liu et al., TDSC 2025, Alg. 1-2, Lemmas 1-4, Remark 1).
+
+The code under test: fedlib/unlearn/_pargen.py (Alg. 2) and the modules beside it, _lemmas, _harary,
+_requirements, _capacity, _clustering, _simulation and _retraining_cost.
 
 Oracles: the printed formulas re-evaluated by a plain scalar loop, reference values computed independently
 from the printed formulas, brute-force enumeration of subsets and circles, scipy.stats.hypergeom, exact fractions,

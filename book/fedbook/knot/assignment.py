@@ -162,7 +162,7 @@ def profile_mnist(
         X, y = X[keep], y[keep]
     clients = data.dirichlet_partition(y, n_clients, dirichlet, min_size=min_size, random_state=rng)
     times = pareto_training_times(n_clients, alpha=paper.PARETO_ALPHA, random_state=rng)
-    net = make_model(model, int(y.max()) + 1, input_shape=X.shape[1:], seed=int(rng.integers(2**31)))
+    net = make_model(model, int(y.max()) + 1, input_shape=X.shape[1:], random_state=int(rng.integers(2**31)))
     start = get_flat(net)
     seed = int(rng.integers(2**31))
     features = {

@@ -14,6 +14,7 @@ from dataclasses import dataclass
 import numpy as np
 import pandas as pd
 
+from fedbook._verdict import WITHIN_NOISE, compare_to_noise
 from fedbook._verdict import verdict as verdict_rule
 from fedbook.knot.runs import (
     METHODS,
@@ -264,15 +265,14 @@ def _paper_improvement(task: Task, method: str) -> float:
 
 
 def _sign_verdict(mean: float, std: float, n: int, *, better: str, worse: str) -> str:
-    """Faster / slower when the mean is two standard errors from zero, else "no clear difference"."""
+    """``better`` / ``worse`` when the mean is two standard errors from zero (:func:`fedbook.compare_to_noise`).
+
+    "no clear difference" within them, "too few runs" under two runs or without a finite mean.
+    """
     if n < 2 or not np.isfinite(mean):
         return "too few runs"
-    se = std / np.sqrt(n)
-    if mean - 2 * se > 0:
-        return better
-    if mean + 2 * se < 0:
-        return worse
-    return "no clear difference"
+    side = compare_to_noise(mean, noise=2 * (std / np.sqrt(n)))
+    return better if side == "higher" else worse if side == "lower" else "no clear difference"
 
 
 def table2(studies_: Sequence[Study]) -> pd.DataFrame:
@@ -292,8 +292,9 @@ def table2(studies_: Sequence[Study]) -> pd.DataFrame:
     Returns
     -------
     pandas.DataFrame
-        One row per task and method: task, stands_for, method, seconds (mean, std), reached, improvement
-        (mean, std), censored runs, paper improvement, paper FedBuff seconds, our sign, verdict, size against paper.
+        One row per task and method: task (its name; ``Task.label`` says what it stands for), method, seconds
+        (mean, std), reached, improvement (mean, std), censored runs, paper improvement, paper FedBuff seconds,
+        our sign, verdict, size against paper.
     """
     rows = []
     for study in studies_:
@@ -320,7 +321,6 @@ def table2(studies_: Sequence[Study]) -> pd.DataFrame:
             rows.append(
                 {
                     "task": study.task.name,
-                    "stands for": study.task.stands_for or "(Fig. 4: MNIST)",
                     "method": method,
                     "seconds": seconds[0],
                     "seconds std": seconds[1],
@@ -706,7 +706,8 @@ def early_against_late(late: Sequence[Study], early: Sequence[Study]) -> pd.Data
     -------
     pandas.DataFrame
         task, method, late and early improvement (mean, std), and whether the early one is lower by two
-        combined standard errors ("lower"), higher, or neither ("no clear difference").
+        combined standard errors ("lower"), higher, or neither ("no clear difference"), by
+        :func:`fedbook.compare_to_noise`.
     """
     by_task = {study.task.name: study for study in late}
     rows = []
@@ -718,7 +719,7 @@ def early_against_late(late: Sequence[Study], early: Sequence[Study]) -> pd.Data
                 values[label] = _mean_std(gains[gains["method"] == method]["improvement"])
             (lm, ls, ln), (em, es, en) = values["late"], values["early"]
             se = float(np.hypot(ls / np.sqrt(max(ln, 1)), es / np.sqrt(max(en, 1))))
-            change = "lower" if em + 2 * se < lm else "higher" if em - 2 * se > lm else "no clear difference"
+            change = compare_to_noise(em, lm, noise=2 * se)
             rows.append(
                 {
                     "task": study.task.name,
@@ -727,7 +728,7 @@ def early_against_late(late: Sequence[Study], early: Sequence[Study]) -> pd.Data
                     "late std": ls,
                     "early %": em,
                     "early std": es,
-                    "early against late": change,
+                    "early against late": "no clear difference" if change == WITHIN_NOISE else change,
                 }
             )
     return pd.DataFrame(rows)

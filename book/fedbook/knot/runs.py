@@ -1,13 +1,14 @@
 """Runs of KNOT and its competitors on the simulated clock: build, train, erase, retrain, time to target.
 
 Every method of Su & Li (INFOCOM 2023, Table II and Fig. 6) is one configuration of
-:class:`fedlib.learn.AsyncFederatedTrainer`:
+:class:`fedlib.learn.AsyncFederatedTrainer` (FedEraser: of its subclass :class:`fedlib.unlearn.FedEraser`), and
+every erasure is one ``unlearn(clients=...)``:
 
 - **FedAvg**: synchronous (``M = P``), one model; an erasure rolls the model back to before the
   erasing client first took part (in practice the start) and everybody retrains;
 - **FedBuff**: buffered asynchronous aggregation, one model, the same global rollback;
 - **FedEraser** (Liu et al., IWQoS 2021): FedBuff whose server stored every second aggregation's
-  client updates; an erasure rebuilds the model by calibrated replay (:func:`fedlib.unlearn.federaser`);
+  client updates; an erasure rebuilds the model by calibrated replay (:class:`fedlib.unlearn.FedEraser`);
 - **Random**: FedBuff with aggregation inside 5 clusters drawn uniformly at random (as in the
   authors' code); an erasure rolls back only the erasing client's cluster;
 - **KNOT**: the same with the clusters of the lexicographic assignment on the clients' profiled
@@ -36,7 +37,7 @@ from fedbook.knot.tasks import Task, TaskData
 from fedbook.papers import knot as paper
 from fedlib.cluster import lexmin_assignment, match_ratings, round_ratings
 from fedlib.learn import AsyncFederatedTrainer, make_model, pareto_training_times
-from fedlib.unlearn import federaser
+from fedlib.unlearn import FedEraser
 
 #: The methods of Table II, with synchronous FedAvg first (the baseline of the 54% and of Fig. 6c).
 METHODS = ("FedAvg", "FedBuff", "FedEraser", "Random", "KNOT")
@@ -164,7 +165,7 @@ def knot_clusters(trainer: AsyncFederatedTrainer, n_clusters: int, *, variant: s
     Parameters
     ----------
     trainer : AsyncFederatedTrainer
-        Not started.
+        Fitted, not started.
     n_clusters : int
         ``N``.
     variant : {"paper", "plato"}, default="paper"
@@ -197,7 +198,7 @@ def build(task: Task, prepared: TaskData, method: str, seed: int) -> AsyncFedera
     Returns
     -------
     AsyncFederatedTrainer
-        Not started.
+        Fitted, not started (:class:`fedlib.unlearn.FedEraser` for FedEraser).
 
     Raises
     ------
@@ -209,20 +210,15 @@ def build(task: Task, prepared: TaskData, method: str, seed: int) -> AsyncFedera
     K = task.n_clients
     times = pareto_training_times(K, alpha=paper.PARETO_ALPHA, epochs=task.local.epochs, random_state=seed)
     model = _model(task, prepared)
-    trainer = AsyncFederatedTrainer(
-        model,
-        prepared.X,
-        prepared.y,
-        prepared.clients,
-        training_times=times,
-        concurrency=task.concurrency,
-        buffer=task.concurrency if method == "FedAvg" else task.buffer,
-        local=task.local,
-        test_data=(prepared.X_test, prepared.y_test),
-        metric=task.metric,
-        store_updates=FEDERASER_INTERVAL if method == "FedEraser" else None,
-        random_state=seed,
-    )
+    options = dict(local=task.local, metric=task.metric, random_state=seed, concurrency=task.concurrency)
+    if method == "FedEraser":
+        trainer = FedEraser(model, buffer=task.buffer, interval=FEDERASER_INTERVAL, ratio=FEDERASER_RATIO, **options)
+    else:
+        trainer = AsyncFederatedTrainer(
+            model, buffer=task.concurrency if method == "FedAvg" else task.buffer, **options
+        )
+    trainer.fit(prepared.X, prepared.y, parts=prepared.clients, training_times=times,
+                test_data=(prepared.X_test, prepared.y_test))  # fmt: skip
     if method == "Random":
         trainer.set_clusters(random_clusters(K, paper.N_CLUSTERS, np.random.SeedSequence([seed, 1])))
     elif method == "KNOT":
@@ -252,7 +248,7 @@ def erasing_clients(task: Task, seed: int) -> np.ndarray:
 
 def _record(task, method, seed, trainer, ids, took_part, rolled, erase_time, horizon, profile, unlearning, began):
     history = trainer.history_
-    scores = np.array([r.scores for r in history]) if history else np.zeros((0, trainer.n_clusters))
+    scores = np.array([r.scores for r in history]) if history else np.zeros((0, trainer.n_clusters_))
     after = None if erase_time is None or not np.isfinite(erase_time) else erase_time
     return Run(
         task=task.name,
@@ -260,10 +256,10 @@ def _record(task, method, seed, trainer, ids, took_part, rolled, erase_time, hor
         seed=seed,
         n_erased=len(ids),
         erased=tuple(int(k) for k in ids),
-        erased_clusters=tuple(int(trainer.cluster_labels[k]) for k in ids),
+        erased_clusters=tuple(int(trainer.cluster_labels_[k]) for k in ids),
         took_part=tuple(bool(t) for t in took_part),
         rolled_back=tuple(int(n) for n in rolled),
-        cluster_sizes=tuple(np.bincount(trainer.cluster_labels, minlength=trainer.n_clusters).tolist()),
+        cluster_sizes=tuple(np.bincount(trainer.cluster_labels_, minlength=trainer.n_clusters_).tolist()),
         erase_time=float("nan") if after is None else float(after),
         time_to_target=trainer.time_to(task.target, after=after),
         horizon=float(horizon),
@@ -359,13 +355,9 @@ def runs_with_erasure(
         run = trainer if i == len(counts) - 1 else copy.deepcopy(trainer)
         ids = victims[:count]
         took_part = run.first_selected_[ids] > 0
-        unlearning = 0.0
-        if method == "FedEraser":
-            reports = federaser(run, ids, ratio=FEDERASER_RATIO, random_state=seed)
-            rolled = [report.cluster for report in reports]
-            unlearning = sum(report.simulated_seconds for report in reports)
-        else:
-            rolled = run.erase(ids).tolist()
+        report = run.unlearn(clients=ids)
+        rolled = list(report.details["clusters"])
+        unlearning = sum(report.details.get("simulated_seconds", {}).values())  # FedEraser's calibration
         run.run(until=horizon, target=task.target)
         out.append(
             _record(task, method, seed, run, ids, took_part, rolled, erase_time, horizon, profile, unlearning, start)
@@ -424,8 +416,8 @@ def timeline(trainer: AsyncFederatedTrainer) -> tuple[pd.DataFrame, pd.DataFrame
             trainings.append(
                 {
                     "client": k,
-                    "cluster": int(trainer.cluster_labels[k]),
-                    "start": float(finish - trainer.training_times[k]),
+                    "cluster": int(trainer.cluster_labels_[k]),
+                    "start": float(finish - trainer.training_times_[k]),
                     "finish": float(finish),
                     "fate": "discarded" if k in discarded else "aggregated",
                     "staleness": int(tau),
@@ -480,23 +472,20 @@ def timeline_demo(
     labels = np.arange(n_clients) % n_clusters
     np.random.default_rng(seed).shuffle(labels)
     trainer = AsyncFederatedTrainer(
-        model,
+        model, concurrency=concurrency, buffer=buffer, local=task.local, metric=task.metric, random_state=seed
+    )
+    trainer.fit(
         prepared.X,
         prepared.y,
-        prepared.clients[:n_clients],
+        parts=prepared.clients[:n_clients],
         training_times=pareto_training_times(n_clients, epochs=task.local.epochs, random_state=seed),
-        concurrency=concurrency,
-        buffer=buffer,
         cluster_labels=labels,
-        local=task.local,
         test_data=(prepared.X_test, prepared.y_test),
-        metric=task.metric,
-        random_state=seed,
+        rounds=before,
     )
-    trainer.run(rounds=before)
     erase_time = trainer.time_
     erased = trainer.history_[0].clients[:1].copy()
-    trainer.erase(erased)
+    trainer.unlearn(clients=erased)
     trainer.run(rounds=after)
     return trainer, erase_time, erased
 
@@ -535,9 +524,9 @@ def isolation_check(task: Task, prepared: TaskData, seed: int, *, schedule: str,
 
     def make() -> AsyncFederatedTrainer:
         model = _model(task, prepared)
-        return AsyncFederatedTrainer(model, prepared.X, prepared.y, prepared.clients, training_times=times,
-                                     concurrency=task.concurrency, buffer=task.buffer, cluster_labels=labels,
-                                     local=task.local, schedule=schedule, random_state=seed)  # fmt: skip
+        trainer = AsyncFederatedTrainer(model, concurrency=task.concurrency, buffer=task.buffer, local=task.local,
+                                        schedule=schedule, random_state=seed)  # fmt: skip
+        return trainer.fit(prepared.X, prepared.y, parts=prepared.clients, training_times=times, cluster_labels=labels)
 
     plain, erased = make(), make()
     plain.run(rounds=4 * n_clusters)
@@ -548,7 +537,7 @@ def isolation_check(task: Task, prepared: TaskData, seed: int, *, schedule: str,
     took_part = np.flatnonzero((erased.first_selected_ > 0) & (labels == 0))
     victim = int(took_part[0])
     first = int(erased.first_selected_[victim])
-    rolled = erased.erase([victim])
+    rolled = np.array(erased.unlearn(clients=[victim]).details["clusters"], dtype=np.int64)
     restored = erased.params_[0].copy()
     # the run without erasure went through the same states: its checkpoint before the client's first round
     expected = plain.checkpoints_[0][max(v for v in plain.checkpoints_[0] if v <= first - 1)]

@@ -99,6 +99,19 @@ class Task:
         """Accuracy rises, perplexity falls."""
         return self.metric == "accuracy"
 
+    @property
+    def label(self) -> str:
+        """The task as a table names it: ours, and the paper's it stands in for where that differs.
+
+        Examples
+        --------
+        >>> tasks("default")["Fashion-MNIST"].label, tasks("default")["MNIST"].label
+        ('Fashion-MNIST (for CIFAR-10)', 'MNIST (Fig. 4)')
+        """
+        if self.stands_for is None:
+            return f"{self.name} (Fig. 4)"
+        return self.name if self.stands_for == self.name else f"{self.name} (for {self.stands_for})"
+
 
 _IMAGE_SGD = LocalSGD(lr=0.05, batch_size=10, epochs=2, momentum=0.9)
 
@@ -323,21 +336,17 @@ def _images(task: Task, train: data.Dataset, test: data.Dataset, rng: np.random.
 
 def _femnist(task: Task, rng: np.random.Generator) -> TaskData:
     sample = data.load("femnist_sample")
-    users, is_test = sample.extras["user_index"], sample.extras["is_test"]
     images = data.image_array(sample)
-    sizes = np.bincount(users[~is_test])
-    writers = np.sort(rng.choice(np.flatnonzero(sizes >= 2), size=task.n_clients, replace=False))
-    clients, train_rows = [], []
-    start = 0
-    for w in writers.tolist():  # one client per writer, at most per_client of its training images
-        own = np.flatnonzero((users == w) & ~is_test)
-        own = np.sort(rng.permutation(own)[: task.per_client])
-        train_rows.append(own)
-        clients.append(np.arange(start, start + own.size, dtype=np.int64))
-        start += own.size
-    rows = np.concatenate(train_rows)
-    test_pool = np.flatnonzero(is_test & np.isin(users, writers))
-    test_rows = np.sort(rng.choice(test_pool, size=min(task.test_size, test_pool.size), replace=False))
+    # one client per writer with at least two training images, at most per_client of them each
+    rows, clients, test_rows = data.split_by_group(
+        sample.extras["user_index"],
+        sample.extras["is_test"],
+        task.n_clients,
+        max_per_client=task.per_client,
+        test_size=task.test_size,
+        min_train_size=2,
+        random_state=rng,
+    )
     return TaskData(
         X=images[rows],
         y=sample.y[rows],

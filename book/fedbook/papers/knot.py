@@ -4,7 +4,7 @@ Table I (the four tasks' settings), Table II (time to a target accuracy, as impr
 quoted in the text (the 54% of asynchronous over synchronous training, KNOT against FedEraser, the proof of concept
 of Fig. 4, the solver time) and the constants of the assignment (Sec. IV). The algorithms are code:
 :class:`fedlib.learn.AsyncFederatedTrainer`, :func:`fedlib.cluster.lexmin_assignment`,
-:func:`fedlib.unlearn.federaser`.
+:class:`fedlib.unlearn.FedEraser`.
 """
 
 from __future__ import annotations

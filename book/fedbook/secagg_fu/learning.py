@@ -18,6 +18,7 @@ import numpy as np
 import pandas as pd
 from scipy.stats import binom
 
+from fedbook._verdict import compare_to_noise, within
 from fedbook.papers import secagg_fu as paper
 from fedlib import data
 from fedlib.base import UnlearningReport
@@ -154,30 +155,23 @@ def load_federated_images(
 
 def _femnist_writers(full, n_users: int, per_user: int, n_test: int, rng: np.random.Generator) -> FederatedImages:
     """FEMNIST's writers as users: each keeps at most ``per_user`` of its LEAF training images."""
-    writer = np.asarray(full.extras["user_index"])
-    is_test = np.asarray(full.extras["is_test"], dtype=bool)
-    writers = np.unique(writer)
-    if n_users > writers.size:
-        raise ValueError(f"FEMNIST has {writers.size} writers; {n_users} users asked for.")
-    chosen = np.sort(rng.choice(writers, size=n_users, replace=False))
+    rows, users, test_rows = data.split_by_group(
+        full.extras["user_index"],
+        full.extras["is_test"],
+        n_users,
+        max_per_client=per_user,
+        test_size=n_test,
+        random_state=rng,
+    )
     images = data.image_array(full)
-    rows, users, start = [], [], 0
-    for w in chosen:
-        own = np.flatnonzero((writer == w) & ~is_test)
-        own = np.sort(rng.permutation(own)[:per_user])
-        rows.append(own)
-        users.append(np.arange(start, start + own.size))
-        start += own.size
-    rows = np.concatenate(rows)
-    pool_test = np.flatnonzero(is_test & np.isin(writer, chosen))
-    test_rows = np.sort(rng.choice(pool_test, size=min(n_test, pool_test.size), replace=False))
+    labels = np.asarray(full.y, dtype=np.int64)
     return FederatedImages(
         name="FEMNIST",
         X=images[rows],
-        y=np.asarray(full.y, dtype=np.int64)[rows],
+        y=labels[rows],
         users=users,
         X_test=images[test_rows],
-        y_test=np.asarray(full.y, dtype=np.int64)[test_rows],
+        y_test=labels[test_rows],
         is_standin=False,
         source=f"{full.source}; {n_users} writers as users (non-IID), at most {per_user} training images each, "
         f"{test_rows.size} test images from their LEAF test parts",
@@ -390,7 +384,9 @@ def convergence_summary(curves: pd.DataFrame, *, n_test: int) -> pd.DataFrame:
 def trend_verdict(values, ks, *, noise: float, larger_is: str) -> tuple[str, float]:
     """Whether ``values`` move with the cluster size as claimed, beyond ``noise``.
 
-    Compares the value at the smallest and the largest ``k`` (the ends of the sweep).
+    Compares the value at the smallest and the largest ``k`` (the ends of the
+    sweep): a change within ``± noise`` (:func:`fedbook.within`) is "no clear
+    change", any other is read by its sign.
 
     Parameters
     ----------
@@ -413,10 +409,11 @@ def trend_verdict(values, ks, *, noise: float, larger_is: str) -> tuple[str, flo
     values, ks = np.asarray(values, dtype=float), np.asarray(ks)
     lo, hi = values[np.argmin(ks)], values[np.argmax(ks)]
     change = float(hi - lo)
-    if abs(change) <= noise:
-        return f"no clear change ({lo:.3g} at k={ks.min()} vs {hi:.3g} at k={ks.max()})", change
-    claimed = change < 0 if larger_is == "smaller" else change > 0
-    word = "supported" if claimed else "contradicted"
+    if within(change, noise):
+        word = "no clear change"
+    else:
+        claimed = change < 0 if larger_is == "smaller" else change > 0
+        word = "supported" if claimed else "contradicted"
     return f"{word} ({lo:.3g} at k={ks.min()} vs {hi:.3g} at k={ks.max()})", change
 
 
@@ -454,7 +451,7 @@ def figure67_verdicts(summaries: dict[str, pd.DataFrame], *, round_noise: int = 
         gain = float(smallest["vote gain"])
         recovered = (
             f"supported: the vote beats the mean cluster model by {gain:.3f} at k={int(smallest['k'])}"
-            if gain > noise
+            if compare_to_noise(gain, noise=noise) == "higher"
             else f"not seen: vote gain {gain:.3f} at k={int(smallest['k'])}, within two standard errors ({noise:.3f})"
         )
         rows += [
@@ -464,7 +461,8 @@ def figure67_verdicts(summaries: dict[str, pd.DataFrame], *, round_noise: int = 
         ]
     if {"MNIST", "Fashion-MNIST"} <= set(changes):
         (easy, d_easy), (hard, d_hard) = ("MNIST", changes["MNIST"]), ("Fashion-MNIST", changes["Fashion-MNIST"])
-        more = d_hard < 0 and d_hard < d_easy - max(noises)
+        # the harder task loses accuracy, and more than the easier one by the larger noise
+        more = d_hard < 0 and compare_to_noise(d_easy, d_hard, noise=max(noises)) == "higher"
         text = (
             f"{'supported' if more else 'not seen'}: vote accuracy changes by {d_hard:+.3f} from the smallest to "
             f"the largest k on {hard}, {d_easy:+.3f} on {easy} (same model, harder data)"
@@ -695,7 +693,8 @@ def comparable_verdict(table: pd.DataFrame, setting: str, *, noise: float) -> pd
     setting : str
         The scheme's row.
     noise : float
-        Differences up to this count as comparable (e.g. two standard errors of a test accuracy).
+        Differences up to this count as comparable (e.g. two standard errors of a test accuracy), by
+        :func:`fedbook.within`.
 
     Returns
     -------
@@ -707,7 +706,7 @@ def comparable_verdict(table: pd.DataFrame, setting: str, *, noise: float) -> pd
     for mode in ("sequential", "batch"):
         ours, base = table.loc[(setting, mode)], table.loc[(GLOBAL, mode)]
         diff = float(ours["accuracy after"] - base["accuracy after"])
-        if abs(diff) <= noise:
+        if within(diff, noise):
             verdict = f"supported: {diff:+.3f} against global FedAvg, within two standard errors ({noise:.3f})"
         else:
             verdict = f"{'better' if diff > 0 else 'worse'} than global FedAvg by {abs(diff):.3f} (beyond {noise:.3f})"

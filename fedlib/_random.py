@@ -1,0 +1,162 @@
+"""fedlib's randomness policy: one way to turn ``random_state`` into streams, one default.
+
+The policy, for every function and estimator of fedlib:
+
+- A random choice takes ``random_state``: an int, a :class:`numpy.random.Generator`, a
+  :class:`numpy.random.SeedSequence` or ``None`` (:data:`fedlib.utils.SeedLike`).
+- The default is ``None``, as in scikit-learn: fresh entropy from the operating system, so two
+  calls differ. Pass an int for results that are the same bits on every run and machine.
+- :func:`check_random_state` gives the one generator of a call. A call that needs several
+  independent streams (one per client, per round, per purpose) derives them from one root
+  (:func:`root_sequence`) with :func:`child_sequence`, which names a stream by a key of
+  integers: the children of :meth:`numpy.random.SeedSequence.spawn`, but the same child for the
+  same key however many were drawn before, so client ``c``'s stream does not depend on which
+  other clients took part. :func:`spawn_generators` gives the first ``n`` of them.
+- A Generator given as ``random_state`` is advanced by one draw, which seeds the root.
+- Cryptographic key material is not a ``random_state``: the secure-aggregation functions take
+  ``random_state="secrets"`` by default (the operating system's CSPRNG) and accept a seed only
+  for a reproducible, insecure simulation (:mod:`fedlib.secagg`).
+"""
+
+from __future__ import annotations
+
+import numbers
+
+import numpy as np
+
+from fedlib._typing import SeedLike
+
+__all__ = ["check_random_state", "child_sequence", "root_sequence", "spawn_generators"]
+
+
+def check_random_state(random_state: SeedLike) -> np.random.Generator:
+    """Turn ``random_state`` into a :class:`numpy.random.Generator`.
+
+    Parameters
+    ----------
+    random_state : int, numpy.random.Generator, numpy.random.SeedSequence or None
+        Pass an int for reproducible output across multiple function calls.
+        A Generator is returned as is (so the caller's stream advances);
+        ``None`` draws fresh entropy from the operating system.
+
+    Returns
+    -------
+    numpy.random.Generator
+        A PCG64 generator, or ``random_state`` itself.
+
+    Raises
+    ------
+    TypeError
+        For any other type.
+
+    Examples
+    --------
+    >>> check_random_state(7).random() == check_random_state(7).random()
+    True
+    """
+    if isinstance(random_state, np.random.Generator):
+        return random_state
+    if random_state is None or isinstance(random_state, (numbers.Integral, np.random.SeedSequence)):
+        return np.random.default_rng(random_state)
+    raise TypeError(
+        "random_state must be an int, a numpy.random.Generator, a SeedSequence or None, "
+        f"not {type(random_state).__name__}."
+    )
+
+
+def root_sequence(random_state: SeedLike) -> np.random.SeedSequence:
+    """The root of every stream of a computation: a :class:`numpy.random.SeedSequence`.
+
+    Parameters
+    ----------
+    random_state : int, numpy.random.Generator, numpy.random.SeedSequence or None
+        An int or a SeedSequence is used as is; a Generator is advanced by one
+        draw, which seeds the root; ``None`` draws fresh entropy.
+
+    Returns
+    -------
+    numpy.random.SeedSequence
+        The root.
+
+    Raises
+    ------
+    TypeError
+        For any other type.
+
+    Examples
+    --------
+    >>> root_sequence(3).entropy
+    3
+    """
+    if isinstance(random_state, np.random.SeedSequence):
+        return random_state
+    if isinstance(random_state, np.random.Generator):
+        return np.random.SeedSequence(int(random_state.integers(0, 2**63)))
+    check_random_state(random_state)  # type check only
+    return np.random.SeedSequence(random_state)
+
+
+def child_sequence(root: np.random.SeedSequence, *key: int) -> np.random.SeedSequence:
+    """The stream of ``root`` named by integer ``key``: the same key gives the same bits, whatever else was drawn.
+
+    ``child_sequence(root, i)`` is the ``i``-th child :meth:`numpy.random.SeedSequence.spawn` gives
+    a fresh ``root``; longer keys name grandchildren.
+
+    Parameters
+    ----------
+    root : numpy.random.SeedSequence
+        The computation's root (:func:`root_sequence`).
+    *key : int
+        The stream's name, e.g. ``(purpose, round, client)``.
+
+    Returns
+    -------
+    numpy.random.SeedSequence
+        ``root`` with ``key`` appended to its spawn key.
+
+    Examples
+    --------
+    >>> root = np.random.SeedSequence(0)
+    >>> a = np.random.default_rng(child_sequence(root, 1, 2)).random()
+    >>> a == np.random.default_rng(child_sequence(root, 1, 2)).random()
+    True
+    >>> child_sequence(root, 1).spawn_key == np.random.SeedSequence(0).spawn(2)[1].spawn_key
+    True
+    """
+    return np.random.SeedSequence(
+        root.entropy, spawn_key=(*root.spawn_key, *(int(k) for k in key)), pool_size=root.pool_size
+    )
+
+
+def spawn_generators(random_state: SeedLike, n: int) -> list[np.random.Generator]:
+    """Return ``n`` independent generators derived from ``random_state``: children ``0..n-1`` of its root.
+
+    Per-client streams come from :func:`child_sequence`, so client ``i`` sees the same stream
+    whatever the other clients draw, and the same ``random_state`` gives the same streams on
+    every call (a SeedSequence is not consumed).
+
+    Parameters
+    ----------
+    random_state : int, numpy.random.Generator, numpy.random.SeedSequence or None
+        The parent seed (:func:`root_sequence`). A Generator is advanced by one draw, which seeds the children.
+    n : int
+        Number of generators.
+
+    Returns
+    -------
+    list of numpy.random.Generator
+        ``n`` independent generators.
+
+    Raises
+    ------
+    TypeError
+        For a ``random_state`` of any other type.
+
+    Examples
+    --------
+    >>> a, b = spawn_generators(0, 2)
+    >>> a.random() == spawn_generators(0, 2)[0].random(), a.random() == b.random()
+    (True, False)
+    """
+    root = root_sequence(random_state)
+    return [np.random.default_rng(child_sequence(root, i)) for i in range(n)]
