@@ -391,7 +391,7 @@ class AsyncFederatedTrainer(UnlearningMixin, BaseEstimator):
             Each client's rows of ``X`` (client ids are positions in this list); default one client
             holding every row.
         training_times : array-like of float, shape (K,), optional
-            Simulated seconds per local training of each client (:func:`pareto_training_times`);
+            Simulated seconds per local training of each client (:func:`~fedlib.learn.pareto_training_times`);
             default one second each.
         cluster_labels : array-like of int, shape (K,), optional
             Each client's cluster; default one cluster.
@@ -763,7 +763,7 @@ class AsyncFederatedTrainer(UnlearningMixin, BaseEstimator):
             Run every aggregation due by this simulated time, then set the clock to it (an event at
             ``until``, e.g. an unlearning request, then comes between two aggregations, for every method alike).
         target : float, optional
-            Stop once the best cluster model's test metric reaches this (:meth:`AsyncRound.reached`).
+            Stop once the best cluster model's test metric reaches this (:meth:`~fedlib.learn.AsyncRound.reached`).
 
         Returns
         -------
@@ -959,7 +959,7 @@ class AsyncFederatedTrainer(UnlearningMixin, BaseEstimator):
         Returns
         -------
         ClientUpdates
-            As :func:`train_clients`.
+            As :func:`~fedlib.learn.train_clients`.
 
         Raises
         ------
