@@ -183,3 +183,12 @@ def test_table2_findings_count_what_the_table_says():
     assert (values["n_size_matches"], values["n_size_lower"], values["n_size_inconclusive"]) == (1, 2, 1)
     assert values["n_size_higher"] == 0 and values["n_clustered_cells"] == 3 and values["n_noisy"] == 1
     assert values["gain_mnist_knot"] == "+40% ± 10" and values["gain_tinyshakespeare_federaser"] == "+3% ± 1"
+
+
+def test_slowest_gap_shrinks_with_more_clients_and_never_exceeds_the_cap():
+    gaps = comparison.slowest_gap((5, 10, 20, 50), n_rounds=2000, random_state=1)
+    median, at_cap = gaps["median gap to cap (s)"].to_numpy(), gaps["at the cap"].to_numpy()
+    assert (median >= 0).all() and (median <= 30).all()
+    assert (np.diff(median) < 0).all() and (np.diff(at_cap) > 0).all()
+    # P(one client at the cap) = P(Lomax(1) >= 30) = 1/31, so P(the slowest of P is) = 1 - (30/31)^P
+    np.testing.assert_allclose(at_cap, 1 - (30 / 31) ** np.array([5, 10, 20, 50]), atol=0.03)

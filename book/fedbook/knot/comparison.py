@@ -600,6 +600,38 @@ def round_lengths(alphas: Sequence[float], concurrency: int, buffer: int, *, n_r
     return pd.DataFrame(rows)
 
 
+def slowest_gap(concurrencies: Sequence[int], *, n_rounds: int = 4000, random_state: int = 0) -> pd.DataFrame:
+    """How far the slowest of ``P`` clients stays below Plato's cap: the length of a synchronous round's tail.
+
+    With ``α = 1`` and an extra time capped at ``max_extra = 30`` s (:func:`fedlib.learn.pareto_training_times`),
+    a synchronous round lasts ``max_k T_k``; its gap to the cap ``average + max_extra`` says how often the
+    slowest client sits at the cap.
+
+    Parameters
+    ----------
+    concurrencies : sequence of int
+        ``P`` values.
+    n_rounds : int, default=4000
+        Rounds drawn per ``P`` (client times fresh for every round).
+    random_state : int, default=0
+        Seed.
+
+    Returns
+    -------
+    pandas.DataFrame
+        P, median gap to the cap (s), share of rounds whose slowest client is at the cap.
+    """
+    rows = []
+    cap = 50.0  # Plato's average (20 s) + max_sleep_time (30 s), one epoch
+    for P in concurrencies:
+        draws = pareto_training_times(P * n_rounds, random_state=random_state).reshape(n_rounds, P)
+        gap = cap - draws.max(axis=1)
+        rows.append(
+            {"P": int(P), "median gap to cap (s)": float(np.median(gap)), "at the cap": float(np.mean(gap == 0))}
+        )
+    return pd.DataFrame(rows)
+
+
 def landing_table(studies_: Sequence[Study]) -> pd.DataFrame:
     """Where the (first) erasing client landed in the clustered runs, beside the run's improvement over FedBuff.
 
