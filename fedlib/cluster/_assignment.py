@@ -106,6 +106,10 @@ def size_bounds(n_clients: int, n_clusters: int, lower: float | None = None, upp
     ------
     InfeasibleAssignment
         If no partition of ``K`` clients into ``N`` clusters fits the bounds.
+    TypeError
+        If ``lower`` or ``upper`` is not a real number (a string, a bool).
+    ValueError
+        If ``lower`` or ``upper`` is NaN or infinite (for no cap, pass ``upper=K``).
 
     Examples
     --------
@@ -114,8 +118,8 @@ def size_bounds(n_clients: int, n_clusters: int, lower: float | None = None, upp
     """
     K = check_scalar(n_clients, "n_clients (K)", "int", min_val=1)
     N = check_scalar(n_clusters, "n_clusters (N)", "int", min_val=1)
-    c2 = K / (2 * N) if lower is None else float(lower)
-    c3 = K / 2 if upper is None else float(upper)
+    c2 = K / (2 * N) if lower is None else _finite_bound(lower, "lower (c2)")
+    c3 = K / 2 if upper is None else _finite_bound(upper, "upper (c3)")
     lo, hi = max(0, math.ceil(c2 - 1e-9)), math.floor(c3 + 1e-9)
     if lo > hi or N * lo > K or N * hi < K:
         raise InfeasibleAssignment(
@@ -123,6 +127,18 @@ def size_bounds(n_clients: int, n_clusters: int, lower: float | None = None, upp
             f"sizes {lo}..{hi} give totals {N * lo}..{N * hi}."
         )
     return lo, hi
+
+
+def _finite_bound(value, name: str) -> float:
+    """A cluster-size bound as a float: a real number (``TypeError`` otherwise) that is finite."""
+    value = check_scalar(value, name, "real")
+    if not math.isfinite(value):
+        raise ValueError(f"{name} must be finite, got {value!r}; pass upper=K (the number of clients) for no cap.")
+    return value
+
+
+#: The largest ``levels`` of :func:`round_ratings`: every integer up to it is exact in float64 and fits int64.
+MAX_LEVELS = 2**53
 
 
 def round_ratings(d, levels: int = 100) -> np.ndarray:
@@ -133,18 +149,26 @@ def round_ratings(d, levels: int = 100) -> np.ndarray:
     d : array-like of float, shape (K, N)
         Match ratings.
     levels : int, default=100
-        The top integer (the paper's 100).
+        The top integer (the paper's 100), in ``1..2**53``.
 
     Returns
     -------
     ndarray of int64, shape (K, N)
         Values in ``0..levels``; all 0 when every rating is equal.
 
+    Raises
+    ------
+    TypeError
+        If ``levels`` is not an int.
+    ValueError
+        If ``d`` is not a finite 2-D array, or ``levels`` lies outside ``1..2**53``.
+
     Examples
     --------
     >>> round_ratings([[0.0, 0.5], [0.26, 1.0]], levels=10).tolist()
     [[0, 5], [3, 10]]
     """
+    levels = check_scalar(levels, "levels", "int", min_val=1, max_val=MAX_LEVELS)
     d = np.asarray(d, dtype=np.float64)
     if d.ndim != 2 or not np.isfinite(d).all():
         raise ValueError(f"d must be a finite (K, N) array, got shape {d.shape}.")
@@ -373,7 +397,8 @@ def lexmin_assignment(
         ``c3``, the most clients per cluster; default ``K/2``.
     method : {"lexmin_flow", "minsum_flow", "network_simplex", "paper_lp"}, default="lexmin_flow"
         ``"lexmin_flow"``: exact lexicographic minimum, a min-cost flow with integer costs
-        ``(K+1)^{D_kn}`` by successive shortest paths; ``"minsum_flow"``: minimum of
+        ``(K+1)^{r_kn}`` by successive shortest paths, ``r_kn`` the rank of ``D_kn`` among the
+        distinct ratings (the lexicographic order depends only on the ratings' order); ``"minsum_flow"``: minimum of
         ``Σ D_kn x_kn`` (what Plato's code means to solve), same solver; ``"network_simplex"``:
         the lexicographic minimum by networkx's network simplex (slower; a cross-check);
         ``"paper_lp"``: the paper's LP with float weights ``(KN)^{D_kn}`` (fails for realistic
@@ -388,6 +413,10 @@ def lexmin_assignment(
     ------
     InfeasibleAssignment
         If the size bounds admit no assignment.
+    TypeError
+        If ``lower`` or ``upper`` is not a real number.
+    ValueError
+        If ``D`` is not a non-negative integer matrix, or ``lower`` or ``upper`` is NaN or infinite.
     OverflowError, ArithmeticError
         ``"paper_lp"`` only: weights past float64, or a solver failure.
 
@@ -404,13 +433,15 @@ def lexmin_assignment(
     K, N = D.shape
     lo, hi = size_bounds(K, N, lower, upper)
     base = K + 1  # any base > K orders sums of K powers like the sorted vectors (the paper's Lemma)
-    rows = D.tolist()
+    # The lexicographic order of sorted vectors depends only on the order of the ratings: weigh each rating's
+    # rank among the distinct values, not the rating, so the exponents stay below K·N whatever the ratings.
+    ranks = np.unique(D, return_inverse=True)[1].reshape(D.shape).tolist()
     if method == "paper_lp":
         x = _paper_lp(D, lo, hi)
     elif method == "network_simplex":
-        x = _flow([[base**v for v in row] for row in rows], lo, hi)
+        x = _flow([[base**v for v in row] for row in ranks], lo, hi)
     else:
-        costs = [[base**v for v in row] for row in rows] if method == "lexmin_flow" else rows
+        costs = [[base**v for v in row] for row in ranks] if method == "lexmin_flow" else D.tolist()
         labels = _successive_shortest_paths(costs, lo, hi)
         x = np.zeros((K, N), dtype=np.int64)
         x[np.arange(K), labels] = 1

@@ -31,12 +31,13 @@ import time
 from dataclasses import dataclass, field
 
 import numpy as np
+import torch
 from sklearn.base import BaseEstimator
 from torch import nn
 
 from fedlib._random import check_random_state, root_sequence
 from fedlib._typing import SeedLike
-from fedlib._validation import check_is_fitted, check_option, check_scalar
+from fedlib._validation import check_ids, check_is_fitted, check_option, check_scalar
 from fedlib.base import UnlearningMixin, UnlearningReport
 from fedlib.exceptions import UnlearningRequestError
 from fedlib.learn._evaluate import accuracy, perplexity
@@ -61,6 +62,28 @@ _OUTSIDE, _FRACTION, _PROFILE = 16, 17, 18
 
 #: The test metrics a trainer can report, by name.
 _METRICS = {"accuracy": accuracy, "perplexity": perplexity}
+
+
+def _check_disjoint(clients: list[np.ndarray]) -> None:
+    """Refuse clients whose rows overlap: forgetting one would leave its rows in training through another."""
+    counts = np.bincount(np.concatenate([np.unique(part) for part in clients]))
+    if (counts > 1).any():
+        shared = np.flatnonzero(counts > 1)
+        owners = [k for k, part in enumerate(clients) if np.isin(part, shared).any()]
+        raise ValueError(
+            f"parts overlap: {shared.size} row(s) (e.g. row {int(shared[0])}) are held by more than one client "
+            f"(clients {owners[:8]}{', ...' if len(owners) > 8 else ''}); each row must belong to one client, "
+            "or forgetting a client would leave its rows in training through the others."
+        )
+
+
+def _check_labels(y, n_classes: int, name: str) -> None:
+    """Refuse labels outside ``0..n_classes-1`` (torch would fail mid-training, or accuracy would read 0)."""
+    if y.numel() and (int(y.min()) < 0 or int(y.max()) >= n_classes):
+        raise ValueError(
+            f"{name} must hold class labels in 0..{n_classes - 1} (n_classes={n_classes}), "
+            f"got labels in {int(y.min())}..{int(y.max())}."
+        )
 
 
 def pareto_training_times(
@@ -413,19 +436,27 @@ class AsyncFederatedTrainer(UnlearningMixin, BaseEstimator):
             For bad options (``M > P``, ``P > K``, labels or times of the wrong length).
         """
         self._X, self._y, self.clients_ = check_training_data(X, y, parts)
+        _check_disjoint(self.clients_)
         K = len(self.clients_)
         self.n_features_in_ = int(np.prod(self._X.shape[1:], dtype=np.int64))
         self.training_times_ = (
             np.ones(K) if training_times is None else np.asarray(training_times, dtype=np.float64).ravel()
         )
-        if self.training_times_.shape != (K,) or not (self.training_times_ > 0).all():
-            raise ValueError(f"training_times must hold {K} positive times, got shape {self.training_times_.shape}.")
+        if self.training_times_.shape != (K,) or not (
+            np.isfinite(self.training_times_).all() and (self.training_times_ > 0).all()
+        ):
+            raise ValueError(
+                f"training_times must hold {K} positive finite times (seconds > 0), "
+                f"got shape {self.training_times_.shape} with values {self.training_times_[:8].tolist()}."
+            )
         self._concurrency = check_scalar(self.concurrency, "concurrency (P)", "int", min_val=1, max_val=K)
         self._buffer = check_scalar(self.buffer, "buffer (M)", "int", min_val=1, max_val=self._concurrency)
         self._local = LocalSGD() if self.local is None else self.local
         self._aggregation = check_option(self.aggregation, "aggregation", ("average", "fedbuff"))
         self._staleness_scaling = bool(self.staleness_scaling)
-        self._server_lr = check_scalar(self.server_lr, "server_lr", "real", min_val=0.0, include_min=False)
+        self._server_lr = check_scalar(
+            self.server_lr, "server_lr", "real", min_val=0.0, include_min=False, max_val=np.finfo(np.float64).max
+        )
         self._staleness_bound = (
             None
             if self.staleness_bound is None
@@ -434,10 +465,14 @@ class AsyncFederatedTrainer(UnlearningMixin, BaseEstimator):
         self._method = check_option(self.method, "method", ("auto", "vmap", "loop"))
         model = self.model
         if isinstance(model, str):
-            classes = int(self._y.max()) + 1 if self.n_classes is None else self.n_classes
+            if self.n_classes is None:
+                classes = int(self._y.max()) + 1
+            else:
+                classes = check_scalar(self.n_classes, "n_classes", "int", min_val=1)
+                _check_labels(self._y, classes, "y")
             model = make_model(model, max(classes, 2), random_state=0, input_shape=tuple(self._X.shape[1:]))
         self.model_ = model
-        self._test = None if test_data is None else (_as_features(test_data[0]), _as_labels(test_data[1]))
+        self._test = None if test_data is None else self._check_test_data(test_data)
         self._metric = check_option(self.metric, "metric", tuple(_METRICS))
         interval = self._store_interval()
         self._store = None if interval is None else check_scalar(interval, "store_updates", "int", min_val=1)
@@ -470,6 +505,28 @@ class AsyncFederatedTrainer(UnlearningMixin, BaseEstimator):
         )
         return self
 
+    def _check_test_data(self, test_data) -> tuple:
+        """``(X_test, y_test)`` as tensors, with ``X``'s example shape and labels the model can score."""
+        if not isinstance(test_data, (tuple, list)) or len(test_data) != 2:
+            raise ValueError("test_data must be a pair (X_test, y_test).")
+        X_test, y_test = _as_features(test_data[0]), _as_labels(test_data[1])
+        if X_test.ndim < 2 or tuple(X_test.shape[1:]) != tuple(self._X.shape[1:]) or X_test.shape[0] == 0:
+            raise ValueError(
+                f"test_data: X_test must hold examples of shape {tuple(self._X.shape[1:])} like X, "
+                f"got {tuple(X_test.shape)}."
+            )
+        if not torch.isfinite(X_test).all():
+            raise ValueError("test_data: X_test contains NaN or infinity.")
+        if y_test.ndim != 1 or y_test.shape[0] != X_test.shape[0]:
+            raise ValueError(
+                f"test_data: y_test must hold one label per row of X_test ({X_test.shape[0]}), "
+                f"got shape {tuple(y_test.shape)}."
+            )
+        if isinstance(self.model, str):  # the classes are known: labels outside them would score 0
+            classes = int(self._y.max()) + 1 if self.n_classes is None else int(self.n_classes)
+            _check_labels(y_test, max(classes, 2), "test_data: y_test")
+        return X_test, y_test
+
     def set_clusters(self, cluster_labels) -> AsyncFederatedTrainer:
         """Assign the clients to clusters (e.g. after profiling them); only before the first aggregation.
 
@@ -499,9 +556,16 @@ class AsyncFederatedTrainer(UnlearningMixin, BaseEstimator):
         if self._started:
             raise RuntimeError("clusters can only be set before the first aggregation.")
         K = self.n_clients
-        labels = np.asarray(cluster_labels, dtype=np.int64).ravel()
+        labels = check_ids(cluster_labels, "cluster_labels")
         if labels.shape != (K,) or labels.min() < 0:
             raise ValueError(f"cluster_labels must hold {K} non-negative labels, got shape {labels.shape}.")
+        missing = np.setdiff1d(np.arange(labels.max() + 1), labels)
+        if missing.size:
+            raise ValueError(
+                f"cluster_labels must number the clusters 0..N-1 without gaps: no client is in cluster(s) "
+                f"{missing[:8].tolist()} of 0..{int(labels.max())} "
+                "(relabel them, e.g. with np.unique(labels, return_inverse=True))."
+            )
         self.cluster_labels_ = labels
         self.n_clusters_ = int(labels.max()) + 1
         if self._schedule == "global":
@@ -776,6 +840,10 @@ class AsyncFederatedTrainer(UnlearningMixin, BaseEstimator):
             Without any stopping rule, or ``target`` without test data.
         """
         check_is_fitted(self, "clients_")
+        if until is not None:
+            until = check_scalar(until, "until", "real")  # NaN: ValueError
+            if rounds is None and not np.isfinite(until):
+                raise ValueError(f"until={until!r} must be a finite simulated time when no rounds limit is given.")
         if rounds is None and until is None:
             raise ValueError("give rounds or until: a run needs an end.")
         if target is not None and self._test is None:
@@ -847,6 +915,9 @@ class AsyncFederatedTrainer(UnlearningMixin, BaseEstimator):
         whether it had been sent a model). ``clients_retrained`` is empty and
         ``rounds`` 0: retraining is the training that follows, on the same clock.
         """
+        if not isinstance(rollback, (bool, np.bool_)):
+            raise TypeError(f"rollback must be a bool, got {type(rollback).__name__} {rollback!r}.")
+        rollback = bool(rollback)
         began = time.perf_counter()
         self._stop_clients(clients)
         took_part = clients[self.first_selected_[clients] > 0]
@@ -903,6 +974,8 @@ class AsyncFederatedTrainer(UnlearningMixin, BaseEstimator):
         params = np.asarray(params, dtype=np.float32)
         if params.shape != self.params_[n].shape:
             raise ValueError(f"params must have shape {self.params_[n].shape}, got {params.shape}.")
+        if not np.isfinite(params).all():
+            raise ValueError("params must be finite: the new model holds NaN or infinity (or overflows float32).")
         began = time.perf_counter()
         self.time_ += check_scalar(seconds, "seconds", "real", min_val=0.0)
         self.params_[n] = params

@@ -20,6 +20,7 @@ import numpy as np
 from fedlib._random import check_random_state
 from fedlib._typing import SeedLike
 from fedlib._validation import check_option, check_scalar
+from fedlib.exceptions import SecAggAbort
 from fedlib.secagg._fixed_point import FixedPoint
 from fedlib.secagg._secagg import SecAggConfig, Stage
 from fedlib.secagg._secagg_round import secure_aggregate
@@ -131,16 +132,19 @@ class SecureAggregator:
         Raises
         ------
         fedlib.exceptions.SecAggAbort
-            If the dropouts leave some needed secret below its threshold: the
-            round outputs nothing (a trainer then skips the update).
+            If ``updates`` has fewer than three rows, or the dropouts leave
+            some needed secret below its threshold: the round outputs nothing
+            (a trainer then skips the update).
         ValueError
-            If ``updates`` is not a 2-D array with at least three rows.
+            If ``updates`` is not a 2-D array.
         """
         U = np.asarray(updates)
-        if U.ndim != 2 or U.shape[0] < 3:
-            raise ValueError(
-                f"secure aggregation needs a 2-D array of at least 3 participants' updates (with 2, each learns "
-                f"the other's update from the sum), got shape {U.shape}."
+        if U.ndim != 2:
+            raise ValueError(f"updates must be a 2-D array, one row per participant, got shape {U.shape}.")
+        if U.shape[0] < 3:
+            raise SecAggAbort(
+                f"secure aggregation needs updates from at least 3 participants (with 2, each learns the other's "
+                f"update from the sum), got {U.shape[0]}: the round outputs nothing."
             )
         rng = check_random_state(random_state)
         n, d = U.shape

@@ -10,6 +10,7 @@ wraps silently, so the encoder refuses such settings.
 
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass
 
 import numpy as np
@@ -19,6 +20,15 @@ from fedlib.exceptions import RingOverflowError
 
 RING_BITS = 32
 """SecAgg's ring is ``Z_{2^32}``: vectors are numpy ``uint32`` arrays."""
+
+_SIGNED_MAX = 2 ** (RING_BITS - 1) - 1
+"""The largest sum that decodes correctly: ``2^31 - 1``."""
+
+
+def _largest_word(clip: float, frac_bits: int) -> int:
+    """``max |encode(x)|``: ``rint(B·2^f)``, or ``rint(float32(B)·2^f)`` where float32 inputs clip at ``float32(B)``."""
+    scale = 2.0**frac_bits
+    return int(max(np.rint(clip * scale), np.rint(float(np.float32(clip)) * scale)))
 
 
 @dataclass(frozen=True)
@@ -42,7 +52,9 @@ class FixedPoint:
     Raises
     ------
     RingOverflowError
-        If ``n·B·2^f >= 2^31``: a sum could leave the signed range of ``Z_{2^32}``.
+        If ``n·B·2^f >= 2^31`` or, after rounding, ``n·rint(B·2^f) > 2^31 − 1``
+        (``B`` read as float32 too, as float32 inputs are clipped at
+        ``float32(B)``): a sum could leave the signed range of ``Z_{2^32}``.
 
     Examples
     --------
@@ -65,6 +77,13 @@ class FixedPoint:
             raise RingOverflowError(
                 f"n·B·2^f = {n}·{clip}·2^{f} = {bound:.4g} >= 2^31: a sum of {n} encodings could wrap around "
                 f"Z_2^32. Lower the clip B, the fractional bits f, or the number of users n."
+            )
+        word = _largest_word(clip, f)
+        if n * word > _SIGNED_MAX:
+            raise RingOverflowError(
+                f"n·rint(B·2^f) = {n}·{word} = {n * word} > 2^31 - 1 = {_SIGNED_MAX} (clip B={clip!r}, "
+                f"frac_bits f={f}, max_summands n={n}): after rounding, a sum of {n} clipped encodings would wrap "
+                "around Z_2^32. Lower the clip B, the fractional bits f, or the number of users n."
             )
         object.__setattr__(self, "clip", float(clip))
         object.__setattr__(self, "frac_bits", f)
@@ -89,19 +108,39 @@ class FixedPoint:
         Returns
         -------
         FixedPoint
-            With the largest ``f`` such that ``n·B·2^f < 2^31``.
+            With the largest ``f <= 31`` such that ``n·B·2^f < 2^31`` and, after
+            rounding, ``n·rint(B·2^f) <= 2^31 − 1`` (the bounds
+            :class:`FixedPoint` checks).
 
         Raises
         ------
         RingOverflowError
-            If even ``f = 0`` overflows.
+            If no ``f >= 0`` satisfies them (``n·B`` is too large for the ring).
+
+        Examples
+        --------
+        >>> FixedPoint.for_summands(10, 0.01).frac_bits  # capped at 31: finer bits do not exist in Z_2^32
+        31
         """
         n = check_scalar(max_summands, "max_summands (n)", "int", min_val=1)
-        clip = check_scalar(clip, "clip (B)", "real", min_val=0.0, include_min=False)
-        f = int(np.floor(np.log2(2.0 ** (RING_BITS - 1) / (n * clip))))
-        while f >= 0 and n * clip * 2.0**f >= 2.0 ** (RING_BITS - 1):
+        clip = float(check_scalar(clip, "clip (B)", "real", min_val=0.0, include_min=False))
+        if n * clip >= 2.0 ** (RING_BITS - 1):
+            raise RingOverflowError(
+                f"no frac_bits f >= 0 keeps a sum of max_summands n={n} values clipped to clip B={clip!r} inside "
+                f"Z_2^32: n·B = {n * clip:.4g} must be below 2^31. Lower the clip B or the number of users n."
+            )
+        # math.log2 of each factor: n·B may underflow to a subnormal; the cap keeps f within the ring's 31 bits
+        f = min(math.floor(RING_BITS - 1 - math.log2(n) - math.log2(clip)), RING_BITS - 1)
+        while f >= 0 and (n * clip * 2.0**f >= 2.0 ** (RING_BITS - 1) or n * _largest_word(clip, f) > _SIGNED_MAX):
             f -= 1
-        return cls(clip=float(clip), frac_bits=max(f, 0), max_summands=n)
+        if f < 0:
+            raise RingOverflowError(
+                f"no frac_bits f >= 0 keeps a sum of max_summands n={n} values clipped to clip B={clip!r} inside "
+                f"Z_2^32: after rounding, n·rint(B) = {n * _largest_word(clip, 0)} (B also read as float32, where "
+                f"float32 inputs are clipped) must be at most 2^31 - 1 = {_SIGNED_MAX}. Lower the clip B or the "
+                "number of users n."
+            )
+        return cls(clip=clip, frac_bits=f, max_summands=n)
 
     def encode(self, x) -> np.ndarray:
         """``round(clip(x, -B, B)·2^f) mod 2^32`` as ``uint32``.

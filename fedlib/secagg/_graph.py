@@ -18,7 +18,7 @@ from scipy.sparse.csgraph import connected_components
 
 from fedlib._random import check_random_state
 from fedlib._typing import SeedLike
-from fedlib._validation import check_scalar
+from fedlib._validation import check_ids, check_scalar
 
 
 @dataclass(frozen=True, eq=False)
@@ -28,7 +28,7 @@ class MaskingGraph:
     Parameters
     ----------
     neighbors : tuple of ndarray
-        ``neighbors[i]``: the sorted neighbours of user ``i`` (never ``i`` itself).
+        ``neighbors[i]``: the sorted neighbours of user ``i`` (never ``i`` itself); at least one user.
 
     Attributes
     ----------
@@ -38,6 +38,14 @@ class MaskingGraph:
         The largest number of neighbours of any user (``m`` for an ``m``-regular graph).
     n_edges : int
         Number of edges.
+
+    Raises
+    ------
+    ValueError
+        If there is no user, an id is not a whole number or not a user in
+        ``[0, n)``, a user is its own neighbour, or an edge goes one way only.
+    TypeError
+        If ids are not numbers.
 
     Examples
     --------
@@ -51,9 +59,16 @@ class MaskingGraph:
 
     def __post_init__(self) -> None:
         n = len(self.neighbors)
-        neighbors = tuple(np.unique(np.asarray(nb, dtype=np.int64)) for nb in self.neighbors)
+        if n < 1:
+            raise ValueError(
+                "a masking graph needs at least one user (neighbors has one entry per user), got 0 users; "
+                "secure aggregation itself needs at least 3."
+            )
+        neighbors = tuple(
+            np.unique(check_ids(nb, f"the neighbour ids of user {i}")) for i, nb in enumerate(self.neighbors)
+        )
         rows = np.repeat(np.arange(n), [nb.size for nb in neighbors])
-        cols = np.concatenate(neighbors) if n else np.zeros(0, dtype=np.int64)
+        cols = np.concatenate(neighbors)
         if cols.size and (cols.min() < 0 or cols.max() >= n):
             raise ValueError(f"neighbours must be users in [0, {n}).")
         if np.any(rows == cols):
@@ -158,7 +173,7 @@ class MaskingGraph:
             if alive.shape != (n,):
                 raise ValueError(f"a boolean alive mask needs shape ({n},), got {alive.shape}.")
             return np.flatnonzero(alive)
-        ids = np.unique(alive.astype(np.int64))
+        ids = np.unique(check_ids(alive, "alive"))
         if ids.size and (ids[0] < 0 or ids[-1] >= n):
             raise ValueError(f"alive users must be ids in [0, {n}).")
         return ids

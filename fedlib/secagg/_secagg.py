@@ -123,6 +123,9 @@ class SecAggConfig:
 
     Raises
     ------
+    TypeError
+        If ``graph`` is not a :class:`MaskingGraph` (wrap a list of neighbour
+        arrays in ``MaskingGraph(tuple(...))``).
     ValueError
         If some user has fewer than ``t`` share holders (its secrets could
         never be rebuilt), ``t = 1`` (every holder alone could rebuild its
@@ -146,6 +149,11 @@ class SecAggConfig:
     _holders: tuple[np.ndarray, ...] = field(init=False, repr=False, compare=False)
 
     def __post_init__(self) -> None:
+        if not isinstance(self.graph, MaskingGraph):
+            raise TypeError(
+                f"graph must be a MaskingGraph (MaskingGraph.complete(n) for SecAgg, harary_graph(n, m) for "
+                f"SecAgg+, or MaskingGraph(neighbors) for a list of neighbour arrays), got {type(self.graph).__name__}."
+            )
         t = check_scalar(self.threshold, "threshold (t)", "int", min_val=1)
         d = check_scalar(self.vector_length, "vector_length (d)", "int", min_val=1)
         round_id = check_scalar(self.round_id, "round_id", "int", min_val=0, max_val=2**32 - 1)
@@ -494,6 +502,38 @@ def _share_plaintext(sender: int, recipient: int, key_share: int, seed_share: in
     )
 
 
+def _refuse_repeated_senders(messages: Sequence, what: str) -> None:
+    """Refuse a second message of one stage from one sender: it must not silently replace the first."""
+    seen: set[int] = set()
+    for message in messages:
+        if message.sender in seen:
+            raise ValueError(
+                f"user {message.sender} sent its {what} twice: each user sends one per stage, and a second one "
+                "must not replace the first."
+            )
+        seen.add(message.sender)
+
+
+def _check_key_source(random_state: SeedLike | str) -> np.random.Generator | str:
+    """``"secrets"`` as is, anything else through :func:`fedlib._random.check_random_state`.
+
+    Raises
+    ------
+    ValueError
+        For a string other than ``"secrets"``.
+    TypeError
+        For a type :func:`~fedlib._random.check_random_state` refuses.
+    """
+    if isinstance(random_state, str):
+        if random_state != "secrets":
+            raise ValueError(
+                f"random_state={random_state!r}: the only string accepted is 'secrets' (keys from the operating "
+                "system); otherwise pass an int, a numpy Generator, a SeedSequence or None."
+            )
+        return random_state
+    return check_random_state(random_state)
+
+
 def _pairwise_sign(i: int, j: int) -> int:
     """``+1`` if user ``i`` adds ``PRG(s_ij)`` (``i < j``), ``-1`` if it subtracts it."""
     return 1 if i < j else -1
@@ -550,7 +590,10 @@ class SecAggUser:
     Raises
     ------
     ValueError
-        If the input does not have length ``d`` or is not ``uint32``.
+        If the input does not have length ``d`` or is not ``uint32``, or
+        ``random_state`` is a string other than ``"secrets"``.
+    TypeError
+        If ``random_state`` is of another type.
     """
 
     def __init__(
@@ -573,7 +616,7 @@ class SecAggUser:
         self.stage = Stage.ADVERTISE_KEYS
         self._x = x
         # One stream for keys, seeds and Shamir masks: a Generator advances, "secrets" reads the OS.
-        self._random_state = random_state if isinstance(random_state, str) else check_random_state(random_state)
+        self._random_state = _check_key_source(random_state)
         self._clock = clock or PhaseClock()
         self._neighbors = config.graph.neighbors[self.user_id]
         self._holders = config.holders(self.user_id)
@@ -890,10 +933,13 @@ class SecAggServer:
         ------
         ProtocolStageError
             If called at another stage.
+        ValueError
+            If one user sent two advertisements (the second would silently replace the first).
         SecAggAbort
             If ``|U1| < t``.
         """
         self._expect(Stage.ADVERTISE_KEYS)
+        _refuse_repeated_senders(adverts, "key advertisement")
         self.view[Stage.ADVERTISE_KEYS].extend(adverts)
         by_user = {a.sender: a for a in adverts}
         u1 = frozenset(by_user)
@@ -961,10 +1007,22 @@ class SecAggServer:
         ------
         ProtocolStageError
             If called at another stage.
+        ValueError
+            If one user sent two masked inputs (a second must not replace the
+            first), or an input is not of length ``vector_length``.
         SecAggAbort
             If ``|U3| < t``.
         """
         self._expect(Stage.MASKED_INPUT)
+        _refuse_repeated_senders(inputs, "masked input")
+        d = self.config.vector_length
+        for m in inputs:
+            shape = np.shape(m.vector)
+            if shape != (d,):
+                raise ValueError(
+                    f"the masked input of user {m.sender} has shape {shape}: every masked input must be a vector "
+                    f"of vector_length d={d} words of Z_2^32."
+                )
         self.view[Stage.MASKED_INPUT].extend(inputs)
         self.masked_inputs = {m.sender: m.vector for m in inputs}
         u3 = frozenset(self.masked_inputs) & self.survivors[Stage.SHARE_KEYS]
@@ -990,11 +1048,14 @@ class SecAggServer:
         ------
         ProtocolStageError
             If called at another stage.
+        ValueError
+            If one user sent two responses.
         SecAggAbort
             If some secret the server needs has fewer than ``t`` shares among
             the responses: the round outputs nothing.
         """
         self._expect(Stage.UNMASKING)
+        _refuse_repeated_senders(responses, "unmasking response")
         self.view[Stage.UNMASKING].extend(responses)
         u4 = frozenset(r.sender for r in responses)
         self.survivors[Stage.UNMASKING] = u4

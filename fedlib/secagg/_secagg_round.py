@@ -9,6 +9,7 @@ import numpy as np
 
 from fedlib._random import spawn_generators
 from fedlib._typing import SeedLike
+from fedlib._validation import check_ids
 from fedlib.secagg._secagg import (
     ID_BYTES,
     MaskedInput,
@@ -17,6 +18,7 @@ from fedlib.secagg._secagg import (
     SecAggServer,
     SecAggUser,
     Stage,
+    _check_key_source,
 )
 
 PHASES = ("key agreement", "sharing", "masking", "unmasking")
@@ -60,14 +62,41 @@ class SecAggResult:
         return np.array(sorted(self.survivors[Stage.MASKED_INPUT]), dtype=np.int64)
 
 
+_DROPOUT_STAGES = tuple(stage for stage in Stage if stage != Stage.DONE)
+
+
+def _dropout_stage(stage) -> Stage:
+    """The :class:`Stage` a ``dropouts`` key names (a Stage, its value or its name in any case)."""
+    valid = ", ".join(repr(s.name.lower()) for s in _DROPOUT_STAGES)
+    try:
+        if isinstance(stage, str):
+            found = Stage[stage.upper()]
+        elif isinstance(stage, Stage | int) and not isinstance(stage, bool):
+            found = Stage(stage)
+        else:
+            found = None
+    except (KeyError, ValueError):
+        found = None
+    if found is None or found == Stage.DONE:
+        raise ValueError(
+            f"dropouts: unknown stage {stage!r}; users can drop before one of the stages {valid} (a Stage or its name)."
+        )
+    return found
+
+
+def _user_ids(users, n: int, name: str) -> frozenset[int]:
+    ids = check_ids(users if isinstance(users, np.ndarray) else np.asarray(list(users)), name)
+    unknown = sorted({int(u) for u in ids if u < 0 or u >= n})
+    if unknown:
+        raise ValueError(f"{name} must be user ids in [0, {n}); unknown ids {unknown}.")
+    return frozenset(int(u) for u in ids)
+
+
 def _dropout_sets(dropouts, n: int) -> dict[Stage, frozenset[int]]:
-    out = {stage: frozenset() for stage in Stage if stage != Stage.DONE}
+    out = {stage: frozenset() for stage in _DROPOUT_STAGES}
     for stage, users in (dropouts or {}).items():
-        stage = Stage[stage.upper()] if isinstance(stage, str) else Stage(stage)
-        users = frozenset(int(u) for u in users)
-        if any(u < 0 or u >= n for u in users):
-            raise ValueError(f"dropped users must be ids in [0, {n}), got {sorted(users)}.")
-        out[stage] = out[stage] | users
+        stage = _dropout_stage(stage)
+        out[stage] = out[stage] | _user_ids(users, n, f"dropouts[{stage.name.lower()!r}]")
     return out
 
 
@@ -111,7 +140,11 @@ def secure_aggregate(
         needs has fewer than ``t`` shares (a survivor's own share counts for
         its ``b``; a dropped user's own share is gone): the round outputs nothing.
     ValueError
-        If the inputs do not match the configuration.
+        If the inputs do not match the configuration; if ``dropouts`` names a
+        stage other than ``"advertise_keys"``, ``"share_keys"``,
+        ``"masked_input"`` or ``"unmasking"``; if ``dropouts`` or ``late``
+        hold ids that are not whole numbers or not users in ``[0, n)``; or if
+        ``random_state`` is a string other than ``"secrets"``.
 
     Examples
     --------
@@ -131,7 +164,9 @@ def secure_aggregate(
     if X.shape != (n, config.vector_length):
         raise ValueError(f"inputs must have shape (n={n}, d={config.vector_length}), got {X.shape}.")
     drops = _dropout_sets(dropouts, n)
-    late = frozenset(int(u) for u in late)
+    late = _user_ids(late, n, "late")
+    if isinstance(random_state, str):
+        _check_key_source(random_state)  # only "secrets"; seeds go to spawn_generators untouched
     clock = PhaseClock()
     streams = ["secrets"] * n if isinstance(random_state, str) else spawn_generators(random_state, n)
     users = {i: SecAggUser(i, X[i], config, random_state=streams[i], clock=clock) for i in range(n)}

@@ -247,3 +247,77 @@ def test_separable_objective_orders_like_the_sorted_ratings(K, N, levels, seed):
     assert separable_objective(D, lex.labels) == min(
         separable_objective(D, np.array(labels)) for labels in itertools.product(range(N), repeat=K)
     )
+
+
+# -- refused inputs and rating ranks -----------------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize(("levels", "kind"), [(10**20, ValueError), (2**53 + 1, ValueError), (-5, ValueError),
+                                              (0, ValueError), (2.5, TypeError), (True, TypeError)])  # fmt: skip
+def test_round_ratings_refuses_levels_out_of_range(levels, kind):
+    with pytest.raises(kind, match="levels"):
+        round_ratings([[0.0, 0.5], [0.26, 1.0]], levels=levels)
+
+
+def test_round_ratings_largest_levels_still_fit_int64():
+    D = round_ratings([[0.0, 0.5], [0.25, 1.0]], levels=2**53)
+    assert D.dtype == np.int64 and D.max() == 2**53 and D.min() == 0
+
+
+@pytest.mark.parametrize("bound", ["upper", "lower"])
+@pytest.mark.parametrize(("value", "kind"), [(float("inf"), ValueError), (float("nan"), ValueError),
+                                             ("1", TypeError), (True, TypeError)])  # fmt: skip
+def test_lexmin_assignment_refuses_non_finite_or_non_numeric_bounds(bound, value, kind):
+    D = np.array([[0, 5], [0, 5], [0, 9], [1, 2]])
+    with pytest.raises(kind, match=bound):
+        lexmin_assignment(D, **{bound: value})
+    with pytest.raises(kind, match=bound):
+        size_bounds(4, 2, **{bound: value})
+
+
+def _lexmin_reference(D, lo, hi):
+    """The solver on the integer weights (K+1)^D of the ratings themselves (before ranking)."""
+    from fedlib.cluster._assignment import _successive_shortest_paths
+
+    base = D.shape[0] + 1
+    return _successive_shortest_paths([[base**v for v in row] for row in D.tolist()], lo, hi)
+
+
+@settings(max_examples=150, deadline=None)
+@given(
+    st.integers(1, 7).flatmap(
+        lambda K: st.tuples(
+            st.just(K),
+            st.integers(1, 3),
+            st.lists(st.integers(0, 40), min_size=K * 3, max_size=K * 3),
+            st.integers(0, 3),
+            st.integers(0, 7),
+        )
+    )
+)
+def test_ranked_ratings_give_the_same_assignment_as_the_ratings(case):
+    K, N, values, lower, extra = case
+    D = np.array(values[: K * N], dtype=np.int64).reshape(K, N)
+    try:
+        lo, hi = size_bounds(K, N, lower, lower + extra)
+    except InfeasibleAssignment:
+        return
+    for method in ("lexmin_flow", "network_simplex"):
+        got = lexmin_assignment(D, lower=lower, upper=lower + extra, method=method)
+        expected = _lexmin_reference(D, lo, hi)
+        np.testing.assert_array_equal(np.sort(got.ratings)[::-1], np.sort(D[np.arange(K), expected])[::-1])
+        if method == "lexmin_flow":
+            np.testing.assert_array_equal(got.labels, expected)  # the same bits, not just the same optimum
+        np.testing.assert_array_equal(got.ratings, D[np.arange(K), got.labels])
+
+
+def test_huge_ratings_are_ranked_not_exponentiated():
+    import time
+
+    D = np.array([[0, 10**8], [1, 0], [2, 3], [4, 1]])
+    began = time.perf_counter()
+    result = lexmin_assignment(D, lower=1, upper=3)
+    assert time.perf_counter() - began < 5.0
+    assert result.sorted_ratings.max() < 10**8  # the worst match avoids the huge rating
+    np.testing.assert_array_equal(result.labels, _lexmin_reference(np.array([[0, 5], [1, 0], [2, 3], [4, 1]]), 1, 3))
+    assert result.ratings.tolist() == D[np.arange(4), result.labels].tolist()

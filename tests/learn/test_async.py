@@ -230,3 +230,128 @@ def test_perplexity_metric_lower_is_better():
     record = AsyncRound(1, 1.0, np.zeros(0), np.zeros(0), np.zeros(0), np.zeros(0), np.array([30.0, 12.0, np.nan]),
                         0.0, np.zeros(0), 0.0, 0.0, metric="perplexity")  # fmt: skip
     assert record.best == 12.0 and record.reached(12.5) and not record.reached(11.0)
+
+
+# -- refused inputs (each would hang, crash late or silently break exact unlearning) ----------------------------------
+
+
+@pytest.fixture(scope="module")
+def small():
+    rng = np.random.default_rng(0)
+    X, y = rng.random((80, 6), dtype=np.float32), rng.integers(0, 3, 80)
+    return X, y, np.array_split(np.arange(80), 8), np.arange(5.0, 45.0, 5.0)
+
+
+def small_fit(small, trainer=None, **fit):
+    X, y, parts, times = small
+    fit = {"parts": parts, "training_times": times, **fit}
+    trainer = trainer or AsyncFederatedTrainer("softmax", concurrency=4, buffer=2, random_state=0)
+    return trainer.fit(fit.pop("X", X), fit.pop("y", y), **fit)
+
+
+@pytest.mark.parametrize("until", [float("nan"), float("inf"), -float("inf")])
+def test_run_refuses_an_until_that_never_ends(small, until):
+    trainer = small_fit(small)
+    with pytest.raises(ValueError, match="until"):
+        trainer.run(until=until)
+    with pytest.raises(ValueError, match="until"):
+        small_fit(small, until=until)
+    trainer.run(rounds=2, until=float("inf"))  # bounded by rounds: allowed
+    assert trainer.round_ == 2
+
+
+def test_fit_refuses_clients_whose_rows_overlap(small):
+    from fedlib.unlearn import FedEraser
+
+    with pytest.raises(ValueError, match="parts overlap"):
+        small_fit(small, parts=[np.arange(40)] * 8)
+    with pytest.raises(ValueError, match="overlap"):
+        small_fit(small, parts=[np.arange(10), np.arange(9, 20)], training_times=[1.0, 2.0],
+                  trainer=AsyncFederatedTrainer("softmax", concurrency=2, buffer=1))  # fmt: skip
+    with pytest.raises(ValueError, match="overlap"):
+        small_fit(small, parts=[np.arange(40)] * 8, trainer=FedEraser(concurrency=4, buffer=2))
+    small_fit(small, parts=[np.array([3, 3, 4])] + [np.arange(10 * k, 10 * k + 10) for k in range(1, 8)])  # one owner
+
+
+@pytest.mark.parametrize(
+    ("case", "error"),
+    [
+        ({"y": -1}, "labels"),  # a label below 0
+        ({"y": 3, "n_classes": 3}, "n_classes"),  # a label >= n_classes
+        ({"n_classes": 0}, "n_classes"),
+        ({"n_classes": 1.5}, "n_classes"),
+        ({"test_y": 3, "n_classes": 3}, "test"),
+        ({"test_y": -1}, "test"),
+        ({"test_width": 5}, "test"),
+        ({"test_rows": 3}, "test"),
+    ],
+)
+def test_fit_refuses_labels_and_test_data_out_of_range_before_training(small, case, error):
+    X, y, _, _ = small
+    y, X_test, y_test = y.copy(), X[:10].copy(), y[:10].copy()
+    if "y" in case:
+        y[7] = case["y"]
+    if "test_y" in case:
+        y_test[4] = case["test_y"]
+    if "test_width" in case:
+        X_test = X_test[:, : case["test_width"]]
+    if "test_rows" in case:
+        y_test = y_test[: case["test_rows"]]
+    trainer = AsyncFederatedTrainer("softmax", concurrency=4, buffer=2, n_classes=case.get("n_classes"))
+    with pytest.raises((ValueError, TypeError), match=error):
+        small_fit(small, trainer, y=y, test_data=(X_test, y_test), rounds=2)
+    assert not hasattr(trainer, "history_") or not trainer.history_
+
+
+@pytest.mark.parametrize(
+    ("labels", "kind"),
+    [
+        ([0.7, 1.2, 0, 0, 1, 1, 0, 1], ValueError),
+        (["0", "1", "0", "0", "1", "1", "0", "1"], TypeError),
+        ([0, 2, 0, 0, 2, 2, 0, 2], ValueError),  # cluster 1 would be empty
+        ([0, 1, 0, 0, 1, 1, 0, -1], ValueError),
+        ([0, 1, 0], ValueError),
+    ],
+)
+def test_cluster_labels_must_be_whole_numbers_without_gaps(small, labels, kind):
+    with pytest.raises(kind, match="cluster_labels"):
+        small_fit(small, cluster_labels=labels)
+    trainer = small_fit(small)
+    with pytest.raises(kind, match="cluster_labels"):
+        trainer.set_clusters(labels)
+    small_fit(small, cluster_labels=[0.0, 1.0, 0, 0, 1, 1, 0, 1])  # whole floats pass, as before
+
+
+@pytest.mark.parametrize("bad", [float("inf"), float("nan"), 0.0, -1.0])
+def test_fit_refuses_training_times_that_are_not_positive_and_finite(small, bad):
+    times = np.arange(5.0, 45.0, 5.0)
+    times[3] = bad
+    with pytest.raises(ValueError, match="training_times"):
+        small_fit(small, training_times=times)
+
+
+def test_unlearn_rollback_must_be_a_bool(small):
+    trainer = small_fit(small, rounds=3)
+    before = trainer.params_.copy()
+    with pytest.raises(TypeError, match="rollback"):
+        trainer.unlearn(clients=[int(trainer.history_[0].clients[0])], rollback="no")
+    assert trainer.unlearned_ == []  # nothing changed
+    np.testing.assert_array_equal(trainer.params_, before)
+    trainer.unlearn(clients=[int(trainer.history_[0].clients[0])], rollback=np.bool_(False))
+
+
+@pytest.mark.parametrize("lr", [float("inf"), float("nan"), 0.0])
+def test_server_lr_must_be_positive_and_finite(small, lr):
+    trainer = AsyncFederatedTrainer("softmax", concurrency=4, buffer=2, aggregation="fedbuff", server_lr=lr)
+    with pytest.raises(ValueError, match="server_lr"):
+        small_fit(small, trainer)
+
+
+@pytest.mark.parametrize("bad", [float("nan"), float("inf")])
+def test_replace_model_refuses_non_finite_parameters(small, bad):
+    trainer = small_fit(small, rounds=2)
+    params = trainer.params_[0].copy()
+    params[1] = bad
+    with pytest.raises(ValueError, match="params"):
+        trainer.replace_model(0, params)
+    assert trainer.round_ == 2

@@ -49,8 +49,10 @@ def test_random_dropouts_and_aborts():
         except SecAggAbort:
             outcomes.append(None)
     assert None in outcomes  # with half the users gone, some neighbourhood falls below t = 4 of 5 holders
-    with pytest.raises(ValueError, match="at least 3"):
+    with pytest.raises(SecAggAbort, match="at least 3"):
         flaky.aggregate(np.ones((2, 4)))
+    with pytest.raises(ValueError, match="2-D"):
+        flaky.aggregate(np.ones(4))
     with pytest.raises(ValueError):
         SecureAggregator(degree=4, threshold_rate=0.7, dropout_rate=1.0)
 
@@ -72,3 +74,13 @@ def test_a_fixed_threshold_survives_a_smaller_cluster_and_fails_loudly_past_it()
         everyone.aggregate(updates, dropped=[5], random_state=0)
     with pytest.raises(ValueError, match=r"fixed threshold t=7 exceeds the 6 share holders.*Requirement 2"):
         SecureAggregator(degree=None, threshold_rate=0.5, share_holders="all", threshold=7).aggregate(updates)
+
+
+def test_small_clips_and_few_participants():
+    # 10 users with clip 0.01 asked FixedPoint for 34 fractional bits and failed
+    updates = np.full((10, 3), 0.004)
+    out = SecureAggregator(degree=4, threshold_rate=0.7, clip=0.01).aggregate(updates, random_state=0)
+    np.testing.assert_allclose(out.total, updates.sum(axis=0), atol=10 * out.resolution)
+    for n in (0, 1, 2):
+        with pytest.raises(SecAggAbort, match="at least 3"):
+            SecureAggregator(degree=None, threshold_rate=0.7).aggregate(np.ones((n, 4)))

@@ -51,3 +51,33 @@ def test_bad_inputs_raise():
 def test_float32_inputs_encode_like_their_float64_values(x):
     fp = FixedPoint.for_summands(100, 1.0)  # B = 1 is exact in float32
     assert np.array_equal(fp.encode(x), fp.encode(x.astype(np.float64)))
+
+
+def test_for_summands_caps_the_fractional_bits_at_what_the_ring_allows():
+    # issue: 10·0.01·2^f < 2^31 gave f = 34 > 31 and FixedPoint refused its own choice
+    fp = FixedPoint.for_summands(10, 0.01)
+    assert fp.frac_bits == 31
+    x = np.full((10, 2), 0.01)
+    x[:, 1] = -0.01
+    total = fp.decode_sum(fp.encode(x).sum(axis=0, dtype=np.uint32))
+    np.testing.assert_allclose(total, [0.1, -0.1], atol=10 / fp.scale)
+
+
+@pytest.mark.parametrize("dtype", [np.float64, np.float32])
+def test_for_summands_checks_the_bound_after_rounding(dtype):
+    # 3·715827882.6 < 2^31, but 3·rint(715827882.6) = 2^31 + 1 wrapped to -2,147,483,647
+    clip = 715827882.6
+    try:
+        fp = FixedPoint.for_summands(3, clip)
+    except RingOverflowError as error:
+        assert "2^31" in str(error) and "f >= 0" in str(error)
+    else:
+        words = fp.encode(np.full((3, 1), clip, dtype=dtype))
+        assert fp.decode_sum(words.sum(axis=0, dtype=np.uint32))[0] > 0
+    with pytest.raises(RingOverflowError, match="rint"):
+        FixedPoint(clip=clip, frac_bits=0, max_summands=3)
+
+
+def test_for_summands_keeps_the_resolution_of_ordinary_clips():
+    for n, clip, f in [(6, 2.0, 27), (20, 1.0, 26), (256, 8.0, 19), (10, 0.1, 30), (3, 1.0, 29)]:
+        assert FixedPoint.for_summands(n, clip).frac_bits == f

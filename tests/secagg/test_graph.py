@@ -68,3 +68,12 @@ def test_ring_of_eight_without_alternate_users_splits_in_four():
     ring = MaskingGraph(tuple(np.array([(i - 1) % 8, (i + 1) % 8]) for i in range(8)))
     assert [c.tolist() for c in ring.components([0, 2, 4, 6])] == [[0], [2], [4], [6]]
     assert all(len(ring.components(list(s))) == 1 for s in itertools.combinations(range(8), 7))
+
+
+def test_a_graph_needs_a_user_and_integral_neighbour_ids():
+    with pytest.raises(ValueError, match="at least one user"):
+        MaskingGraph(())
+    with pytest.raises(ValueError, match="whole numbers"):
+        MaskingGraph((np.array([1.7]), np.array([0.0])))
+    with pytest.raises(ValueError, match="whole numbers"):
+        MaskingGraph.complete(3).components([0.5, 1])

@@ -8,6 +8,7 @@ import pytest
 from fedlib.exceptions import PrivacyViolationError, ProtocolStageError, TamperedMessageError
 from fedlib.secagg import (
     EncryptedShare,
+    MaskedInput,
     MaskingGraph,
     SecAggConfig,
     SecAggServer,
@@ -238,3 +239,36 @@ def test_for_cluster_applies_the_rate_to_the_holders_itself_included():
         SecAggConfig.for_cluster(10, degree=4, threshold_rate=0.5, vector_length=1, threshold=6, random_state=0)
     with pytest.raises(ValueError, match="no private setting"):
         SecAggConfig.for_cluster(2, degree=None, threshold_rate=0.7, vector_length=1)
+
+
+def test_the_graph_must_be_a_masking_graph():
+    with pytest.raises(TypeError, match="graph"):
+        SecAggConfig([np.array([1, 2]), np.array([0, 2]), np.array([0, 1])], threshold=2, vector_length=1)
+
+
+def test_a_second_message_from_one_sender_is_refused():
+    config, _x, users, server = _parties()
+    adverts = [u.advertise_keys() for u in users]
+    with pytest.raises(ValueError, match=r"user 2 .*twice"):
+        server.collect_keys([*adverts, adverts[2]])
+    config, _x, users, server = _parties()
+    u2, deliveries = _until_shares(config, users, server)
+    masked = [u.masked_input(u2, deliveries[u.user_id]) for u in users]
+    forged = MaskedInput(1, np.zeros(config.vector_length, dtype=np.uint32))
+    with pytest.raises(ValueError, match=r"user 1 .*twice"):
+        server.collect_masked_inputs([*masked, forged])
+
+
+def test_a_masked_input_of_the_wrong_length_is_refused():
+    config, _x, users, server = _parties()
+    u2, deliveries = _until_shares(config, users, server)
+    masked = [u.masked_input(u2, deliveries[u.user_id]) for u in users]
+    masked[3] = MaskedInput(3, masked[3].vector[:-1])
+    with pytest.raises(ValueError, match=r"vector_length.*d=5"):
+        server.collect_masked_inputs(masked)
+
+
+def test_a_user_refuses_an_unknown_random_state_string():
+    config, x, _users, _server = _parties()
+    with pytest.raises(ValueError, match="'secrets'"):
+        SecAggUser(0, x[0], config, random_state="secret")

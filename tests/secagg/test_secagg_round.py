@@ -225,3 +225,22 @@ def test_with_all_shares_completion_is_exactly_t_survivors(n, data):
     rng = np.random.default_rng(data.draw(st.integers(0, 2**16)))
     patterns = rng.random((200, n)) < rng.random()
     assert np.array_equal(config.completes_without(patterns), (~patterns).sum(axis=1) >= t)
+
+
+def test_dropout_stages_late_ids_and_random_state_are_validated():
+    config = SecAggConfig(harary_graph(6, 4, random_state=0), threshold=3, vector_length=2)
+    x = np.zeros((6, 2), dtype=np.uint32)
+    for stage in ("foo", "done", Stage.DONE, 7):
+        with pytest.raises(ValueError, match=r"advertise_keys.*unmasking"):
+            secure_aggregate(x, config, dropouts={stage: [1]}, random_state=0)
+    with pytest.raises(ValueError, match=r"late.*\[99\]"):
+        secure_aggregate(x, config, late=[99], random_state=0)
+    with pytest.raises(ValueError, match="whole numbers"):
+        secure_aggregate(x, config, late=[1.5], random_state=0)
+    with pytest.raises(ValueError, match="whole numbers"):
+        secure_aggregate(x, config, dropouts={"masked_input": [1.7]}, random_state=0)
+    with pytest.raises(ValueError, match="'secrets'"):
+        secure_aggregate(x, config, random_state="Secrets")
+    # the valid spellings still work
+    result = secure_aggregate(x, config, dropouts={"MASKED_INPUT": [1], Stage.UNMASKING: []}, random_state=0)
+    assert result.summed_users.tolist() == [0, 2, 3, 4, 5]
