@@ -216,7 +216,7 @@ class StoredUpdates:
     Parameters
     ----------
     round_index : int
-        The aggregation (of the cluster's round counter) they were aggregated in.
+        The aggregation they were aggregated in (the schedule's counter; under ``"global"`` clusters share it).
     cluster : int
         Their cluster.
     clients : ndarray of int64, shape (m,)
@@ -590,6 +590,7 @@ class AsyncFederatedTrainer(UnlearningMixin, BaseEstimator):
         self.params_ = np.tile(self._initial, (self.n_clusters_, 1))
         self.checkpoints_: list[dict[int, np.ndarray]] = [{0: self._initial.copy()} for _ in range(self.n_clusters_)]
         self._epoch = np.zeros(self.n_clusters_, dtype=np.int64)  # bumped by every rollback of the cluster
+        self._aggregations = np.zeros(self.n_clusters_, dtype=np.int64)  # each cluster's own, for store_updates
         self._scores = np.full(self.n_clusters_, np.nan)
         return self
 
@@ -793,7 +794,8 @@ class AsyncFederatedTrainer(UnlearningMixin, BaseEstimator):
             )
 
     def _aggregate(self, n: int, items: list[_InFlight], r: int) -> None:
-        if self._store is not None and (r - 1) % self._store == 0:
+        self._aggregations[n] += 1
+        if self._store is not None and (self._aggregations[n] - 1) % self._store == 0:
             self.stored_updates_.append(
                 StoredUpdates(
                     round_index=r,

@@ -355,3 +355,13 @@ def test_replace_model_refuses_non_finite_parameters(small, bad):
     with pytest.raises(ValueError, match="params"):
         trainer.replace_model(0, params)
     assert trainer.round_ == 2
+
+
+def test_stored_updates_are_every_interval_th_aggregation_of_each_cluster(task):
+    """Issue 19, item 11: under the global schedule each cluster keeps its own 1st, 3rd, 5th, ... aggregation."""
+    labels = np.arange(12) % 3
+    trainer = make(task, cluster_labels=labels, store_updates=2, buffer=2).run(rounds=14)
+    for n in range(3):
+        own = [r.round_index for r in trainer.history_ if n in r.clusters.tolist()]  # cluster n's aggregations
+        kept = [s.round_index for s in trainer.stored_updates_ if s.cluster == n]
+        assert kept == own[::2], (n, own, kept)
