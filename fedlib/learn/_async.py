@@ -433,7 +433,11 @@ class AsyncFederatedTrainer(UnlearningMixin, BaseEstimator):
         Raises
         ------
         ValueError
-            For bad options (``M > P``, ``P > K``, labels or times of the wrong length).
+            For bad options (``M > P``, ``P > K``), overlapping ``parts``, labels outside
+            ``0..n_classes-1``, test data of another example shape, training times that are not
+            positive and finite, or cluster labels of the wrong length, fractional or with gaps.
+        TypeError
+            For cluster labels that are not numbers.
         """
         self._X, self._y, self.clients_ = check_training_data(X, y, parts)
         _check_disjoint(self.clients_)
@@ -545,7 +549,9 @@ class AsyncFederatedTrainer(UnlearningMixin, BaseEstimator):
         Raises
         ------
         ValueError
-            For labels of the wrong length or negative ones.
+            For labels of the wrong length, negative, fractional, or numbering the clusters with gaps.
+        TypeError
+            For labels that are not numbers.
         RuntimeError
             Once training has started.
         """
