@@ -13,9 +13,13 @@ The policy, for every function and estimator of fedlib:
   same key however many were drawn before, so client ``c``'s stream does not depend on which
   other clients took part. :func:`spawn_generators` gives the first ``n`` of them.
 - A Generator given as ``random_state`` is advanced by one draw, which seeds the root.
-- Cryptographic key material is not a ``random_state``: the secure-aggregation functions take
-  ``random_state="secrets"`` by default (the operating system's CSPRNG) and accept a seed only
-  for a reproducible, insecure simulation (:mod:`fedlib.secagg`).
+- Secret randomness is not a ``random_state``: keys, mask seeds, masks and the random
+  coefficients of secret shares come from the operating system's CSPRNG (``"secrets"``) by
+  default, in the protocol functions and inside every estimator that runs a protocol, whatever
+  the estimator's ``random_state``. A seed for them is a reproducible simulation and *insecure*:
+  whoever knows the seed recomputes every mask and so every input. The functions accept it as
+  ``random_state``; the estimators only with ``insecure_seeded_secrets=True``
+  (:func:`check_key_source`, :func:`spawn_key_sources`).
 """
 
 from __future__ import annotations
@@ -26,7 +30,17 @@ import numpy as np
 
 from fedlib._typing import SeedLike
 
-__all__ = ["check_random_state", "child_sequence", "root_sequence", "spawn_generators"]
+__all__ = [
+    "check_key_source",
+    "check_random_state",
+    "child_sequence",
+    "root_sequence",
+    "spawn_generators",
+    "spawn_key_sources",
+]
+
+KeySource = np.random.Generator | str
+"""What draws secret randomness: ``"secrets"`` (the operating system) or a seeded Generator (a simulation)."""
 
 
 def check_random_state(random_state: SeedLike) -> np.random.Generator:
@@ -160,3 +174,71 @@ def spawn_generators(random_state: SeedLike, n: int) -> list[np.random.Generator
     """
     root = root_sequence(random_state)
     return [np.random.default_rng(child_sequence(root, i)) for i in range(n)]
+
+
+def check_key_source(random_state: SeedLike | str) -> KeySource:
+    """The source of secret randomness: ``"secrets"`` as is, anything else through :func:`check_random_state`.
+
+    Parameters
+    ----------
+    random_state : "secrets", int, numpy.random.Generator, numpy.random.SeedSequence or None
+        ``"secrets"``: the operating system's CSPRNG (:mod:`secrets`), for real keys and masks.
+        Anything else seeds a generator: a reproducible simulation, insecure (whoever knows the
+        seed recomputes the keys and masks).
+
+    Returns
+    -------
+    "secrets" or numpy.random.Generator
+        The source.
+
+    Raises
+    ------
+    ValueError
+        For a string other than ``"secrets"``.
+    TypeError
+        For a type :func:`check_random_state` refuses.
+
+    Examples
+    --------
+    >>> check_key_source("secrets")
+    'secrets'
+    """
+    if isinstance(random_state, str):
+        if random_state != "secrets":
+            raise ValueError(
+                f"random_state={random_state!r}: the only string accepted is 'secrets' (keys and masks from the "
+                "operating system); otherwise pass an int, a numpy Generator, a SeedSequence or None."
+            )
+        return random_state
+    return check_random_state(random_state)
+
+
+def spawn_key_sources(random_state: SeedLike | str, n: int) -> list[KeySource]:
+    """``n`` independent sources of secret randomness, one per party (``"secrets"`` n times, or seeded streams).
+
+    Parameters
+    ----------
+    random_state : "secrets", int, numpy.random.Generator, numpy.random.SeedSequence or None
+        As in :func:`check_key_source`.
+    n : int
+        Number of parties.
+
+    Returns
+    -------
+    list of "secrets" or numpy.random.Generator
+        One source per party.
+
+    Raises
+    ------
+    ValueError
+        For a string other than ``"secrets"``.
+
+    Examples
+    --------
+    >>> spawn_key_sources("secrets", 2)
+    ['secrets', 'secrets']
+    """
+    if isinstance(random_state, str):
+        check_key_source(random_state)
+        return ["secrets"] * n
+    return spawn_generators(random_state, n)

@@ -93,6 +93,19 @@ def check_scalar(
     return value
 
 
+def check_bool(value, name: str) -> bool:
+    """Return ``value`` as a bool, refusing anything else (a string such as ``"no"`` is truthy).
+
+    Raises
+    ------
+    TypeError
+        If ``value`` is not a bool (Python's or numpy's).
+    """
+    if not isinstance(value, (bool, np.bool_)):
+        raise TypeError(f"{name} must be a bool, got {type(value).__name__} {value!r}.")
+    return bool(value)
+
+
 def check_option(value, name: str, allowed) -> str:
     """Return ``value`` if it is one of ``allowed`` (string options such as ``init="kmeans++"``)."""
     if not isinstance(value, str) or value not in allowed:

@@ -281,12 +281,14 @@ def test_utils_reexports_the_validators():
 
     assert set(fedlib.utils.__all__) == {
         "SeedLike",
+        "check_key_source",
         "check_random_state",
         "child_sequence",
         "root_sequence",
         "check_scalar",
         "progress",
         "spawn_generators",
+        "spawn_key_sources",
     }
 
 

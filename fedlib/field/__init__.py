@@ -39,7 +39,7 @@ from fedlib.field._poly import (
     solve_transposed_vandermonde,
     splitting_seconds,
 )
-from fedlib.field._prime import check_prime, is_prime, next_prime, random_field_elements
+from fedlib.field._prime import check_prime, is_prime, next_prime, random_field_elements, secret_residues
 from fedlib.field._quantize import check_decoded, collapsed_features, to_field, to_fixed_point
 from fedlib.field._shamir import MERSENNE_521, Shamir
 
@@ -74,6 +74,7 @@ __all__ = [
     "poly_roots",
     "power_sums",
     "random_field_elements",
+    "secret_residues",
     "signed",
     "solve_transposed_vandermonde",
     "splitting_seconds",

@@ -14,11 +14,11 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from fedlib._random import check_random_state
+from fedlib._random import check_key_source
 from fedlib._typing import SeedLike
 from fedlib.field._int64 import MAX_MODULUS, as_residues, matmul_mod, mulmod, signed, sum_mod
 from fedlib.field._interpolation import lagrange_basis
-from fedlib.field._prime import check_prime, random_field_elements
+from fedlib.field._prime import check_prime, random_field_elements, secret_residues
 
 
 @dataclass(frozen=True)
@@ -130,11 +130,13 @@ class PrimeField:
         ndarray
             Uniform residues of the field's :attr:`dtype`.
         """
-        if isinstance(random_state, str):
+        source = check_key_source(random_state)
+        if isinstance(source, str):
             size = int(np.prod(shape))
-            values = random_field_elements(self.prime, size, random_state=random_state)
-            return np.array(values, dtype=self.dtype).reshape(shape)
-        rng = check_random_state(random_state)
+            if self.is_int64:
+                return secret_residues(self.prime, size).reshape(shape)
+            return np.array(random_field_elements(self.prime, size, random_state=source), dtype=object).reshape(shape)
+        rng = source
         if self.is_int64:
             return rng.integers(0, self.prime, size=shape, dtype=np.int64)
         size = int(np.prod(shape))

@@ -287,17 +287,17 @@ class LagrangeCode:
         U.flags.writeable = False
         return U
 
-    def encode(self, segments, *, random_state: SeedLike | str = None) -> np.ndarray:
+    def encode(self, segments, *, random_state: SeedLike | str = "secrets") -> np.ndarray:
         """Shares of secrets given as segments.
 
         Parameters
         ----------
         segments : array-like of shape (n_secrets, ℓ, width)
             Residues in ``[0, q)``: secret ``i`` is ``segments[i].ravel()``.
-        random_state : int, numpy.random.Generator, None or "secrets", default=None
-            Draws the ``t`` masks of every secret, uniform on GF(q). A seeded
-            generator gives reproducible shares for a simulation; a deployment
-            passes ``"secrets"`` (the operating system's CSPRNG).
+        random_state : "secrets", int, numpy.random.Generator or None, default="secrets"
+            Draws the ``t`` masks of every secret, uniform on GF(q): by default
+            the operating system's CSPRNG. A seed gives reproducible shares for
+            a simulation, and is insecure: whoever knows it recomputes the masks.
 
         Returns
         -------

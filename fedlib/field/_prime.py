@@ -12,7 +12,7 @@ from types import ModuleType
 
 import numpy as np
 
-from fedlib._random import check_random_state
+from fedlib._random import check_key_source
 from fedlib._typing import SeedLike
 
 
@@ -228,17 +228,14 @@ def random_field_elements(p: int, size: int, *, random_state: SeedLike | str = N
     if size < 0:
         raise ValueError(f"size={size} should be >= 0.")
     bits = p.bit_length()
-    if isinstance(random_state, str):
-        if random_state != "secrets":
-            raise ValueError(f"random_state={random_state!r}: the only string accepted is 'secrets'.")
-        return [secrets.randbelow(p) for _ in range(size)]
-    rng = check_random_state(random_state)
+    source = check_key_source(random_state)
+    draw = secrets.token_bytes if isinstance(source, str) else source.bytes
     n_bytes = (bits + 7) // 8
     excess = 8 * n_bytes - bits
     out: list[int] = []
     while len(out) < size:
         need = size - len(out)
-        raw = memoryview(rng.bytes(n_bytes * (need + need // 2 + 4)))
+        raw = memoryview(draw(n_bytes * (need + need // 2 + 4)))
         for k in _accepted_offsets(raw, n_bytes, p << excess)[:need].tolist():
             out.append(int.from_bytes(raw[k : k + n_bytes], "little") >> excess)
     return out
@@ -263,3 +260,47 @@ def _accepted_offsets(raw: memoryview, n_bytes: int, bound: int) -> np.ndarray:
     for i in np.flatnonzero(top == bound_top).tolist():
         accept[i] = int.from_bytes(raw[offsets[i] : offsets[i] + n_bytes], "little") < bound
     return offsets[accept]
+
+
+def secret_residues(p: int, size: int) -> np.ndarray:
+    """``size`` uniform residues mod ``p`` (``2 <= p < 2**63``) as int64, from the operating system's CSPRNG.
+
+    Rejection sampling on ``p.bit_length()``-bit words of :func:`secrets.token_bytes`: exactly
+    uniform, and vectorised (the masks and share coefficients of word-sized fields).
+
+    Parameters
+    ----------
+    p : int
+        The modulus.
+    size : int
+        Number of residues, >= 0.
+
+    Returns
+    -------
+    ndarray of int64, shape (size,)
+        The residues.
+
+    Raises
+    ------
+    ValueError
+        If ``p`` is not in ``[2, 2**63)`` or ``size < 0``.
+
+    Examples
+    --------
+    >>> values = secret_residues(101, 1000)
+    >>> values.shape, bool(values.min() >= 0 and values.max() < 101)
+    ((1000,), True)
+    """
+    p, size = int(p), int(size)
+    if not 2 <= p < 2**63:
+        raise ValueError(f"secret_residues needs 2 <= p < 2**63, got p={p}.")
+    if size < 0:
+        raise ValueError(f"size={size} should be >= 0.")
+    bits = int(p).bit_length()
+    out = np.empty(0, dtype=np.uint64)
+    while out.size < size:
+        need = size - out.size
+        words = np.frombuffer(secrets.token_bytes(8 * (need + need // 2 + 16)), dtype=np.uint64)
+        words = words >> np.uint64(64 - bits)
+        out = np.concatenate([out, words[words < np.uint64(p)]])
+    return out[:size].astype(np.int64)

@@ -85,17 +85,18 @@ class Shamir:
         """The longest byte string :meth:`share_bytes` accepts: every value of it is below the prime."""
         return (self.prime.bit_length() - 1) // 8
 
-    def share(self, secrets: Sequence[int], *, random_state: SeedLike | str = None) -> np.ndarray:
+    def share(self, secrets: Sequence[int], *, random_state: SeedLike | str = "secrets") -> np.ndarray:
         """Shares of each secret, one row per holder.
 
         Parameters
         ----------
         secrets : sequence of int
             Residues in ``[0, prime)``.
-        random_state : int, numpy.random.Generator, None or "secrets", default=None
-            Draws the ``t - 1`` masks of every secret. A simulation passes a
-            seeded generator; a deployment passes ``"secrets"`` (the operating
-            system's CSPRNG).
+        random_state : "secrets", int, numpy.random.Generator or None, default="secrets"
+            Draws the ``t - 1`` masks of every secret: by default the operating
+            system's CSPRNG. A seed gives reproducible shares for a simulation,
+            and is insecure: whoever knows it recomputes the masks and so the
+            secret from a single share.
 
         Returns
         -------
@@ -151,14 +152,14 @@ class Shamir:
         secrets = self.code.decode(Y[:, None, :], holders, 1)  # (1 segment, 1, n_secrets)
         return [int(v) for v in secrets.reshape(-1)]
 
-    def share_bytes(self, secrets: Sequence[bytes], *, random_state: SeedLike | str = None) -> np.ndarray:
+    def share_bytes(self, secrets: Sequence[bytes], *, random_state: SeedLike | str = "secrets") -> np.ndarray:
         """:meth:`share` for byte strings (keys, seeds), read as big-endian integers.
 
         Parameters
         ----------
         secrets : sequence of bytes
             Each at most :attr:`secret_bytes` long (65 bytes over GF(2^521 − 1)).
-        random_state : int, numpy.random.Generator, None or "secrets", default=None
+        random_state : "secrets", int, numpy.random.Generator or None, default="secrets"
             As in :meth:`share`.
 
         Returns

@@ -37,7 +37,7 @@ from torch import nn
 
 from fedlib._random import check_random_state, root_sequence
 from fedlib._typing import SeedLike
-from fedlib._validation import check_ids, check_is_fitted, check_option, check_scalar
+from fedlib._validation import check_bool, check_ids, check_is_fitted, check_option, check_scalar
 from fedlib.base import UnlearningMixin, UnlearningReport
 from fedlib.exceptions import UnlearningRequestError
 from fedlib.learn._evaluate import accuracy, perplexity
@@ -923,9 +923,7 @@ class AsyncFederatedTrainer(UnlearningMixin, BaseEstimator):
         whether it had been sent a model). ``clients_retrained`` is empty and
         ``rounds`` 0: retraining is the training that follows, on the same clock.
         """
-        if not isinstance(rollback, (bool, np.bool_)):
-            raise TypeError(f"rollback must be a bool, got {type(rollback).__name__} {rollback!r}.")
-        rollback = bool(rollback)
+        rollback = check_bool(rollback, "rollback")
         began = time.perf_counter()
         self._stop_clients(clients)
         took_part = clients[self.first_selected_[clients] > 0]

@@ -19,7 +19,7 @@ import numpy as np
 
 from fedlib._random import check_random_state
 from fedlib._typing import SeedLike
-from fedlib._validation import check_option, check_scalar
+from fedlib._validation import check_bool, check_option, check_scalar
 from fedlib.exceptions import SecAggAbort
 from fedlib.secagg._fixed_point import FixedPoint
 from fedlib.secagg._secagg import SecAggConfig, Stage
@@ -75,6 +75,14 @@ class SecureAggregator:
         most ``h``, so with ``share_holders="all"`` a round completes with
         ``t`` survivors; default ``⌈ξ·h⌉`` of the participants
         (:meth:`SecAggConfig.for_cluster`).
+    insecure_seeded_secrets : bool, default=False
+        ``False``: every party's X25519 keys, self-mask seed and Shamir
+        coefficients come from the operating system's CSPRNG, whatever the
+        ``random_state`` of :meth:`aggregate` (which then seats the graph and
+        draws dropouts only). ``True``: they come from that ``random_state``
+        too, a reproducible simulation that is **insecure**: whoever knows the
+        seed recomputes every mask and so every update. The sum is the same
+        either way (it is exact whatever the masks are).
 
     Raises
     ------
@@ -85,7 +93,7 @@ class SecureAggregator:
     --------
     >>> agg = SecureAggregator(degree=4, threshold_rate=0.7, clip=2.0)
     >>> updates = np.array([[0.5, -1.0], [0.25, 0.5], [1.0, 1.0], [-0.5, 0.0], [0.0, 0.25], [0.75, 0.5]])
-    >>> out = agg.aggregate(updates, random_state=0)
+    >>> out = agg.aggregate(updates, random_state=0)  # keys from the OS: only seating and dropouts are seeded
     >>> out.total.tolist(), out.summed.tolist()
     ([2.0, 1.25], [0, 1, 2, 3, 4, 5])
     """
@@ -99,6 +107,7 @@ class SecureAggregator:
         share_holders: str = "neighbors",
         dropout_rate: float = 0.0,
         threshold: int | None = None,
+        insecure_seeded_secrets: bool = False,
     ) -> None:
         self.degree = None if degree is None else check_scalar(degree, "degree (m)", "int", min_val=2)
         self.threshold_rate = check_scalar(
@@ -110,6 +119,7 @@ class SecureAggregator:
             dropout_rate, "dropout_rate", "real", min_val=0.0, max_val=1.0, include_max=False
         )
         self.threshold = None if threshold is None else check_scalar(threshold, "threshold (t)", "int", min_val=2)
+        self.insecure_seeded_secrets = check_bool(insecure_seeded_secrets, "insecure_seeded_secrets")
 
     def aggregate(self, updates, *, dropped=None, random_state: SeedLike = None) -> SecureSum:
         """One secure aggregation round over the rows of ``updates``.
@@ -122,7 +132,8 @@ class SecureAggregator:
             Rows that drop before their masked input; by default each row
             drops with probability ``dropout_rate``.
         random_state : int, numpy.random.Generator or None, default=None
-            Graph seating, dropouts and every party's keys: a seed fixes every bit.
+            Graph seating and dropouts (and every party's keys, only with
+            ``insecure_seeded_secrets=True``): a seed fixes every bit of the result.
 
         Returns
         -------
@@ -162,7 +173,7 @@ class SecureAggregator:
         fixed = FixedPoint.for_summands(n, self.clip)
         result = secure_aggregate(
             fixed.encode(U), config, dropouts={Stage.MASKED_INPUT: np.asarray(dropped, dtype=np.int64)},
-            random_state=rng,
+            random_state=rng if self.insecure_seeded_secrets else "secrets",
         )  # fmt: skip
         return SecureSum(
             total=fixed.decode_sum(result.total),

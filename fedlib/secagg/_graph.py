@@ -18,7 +18,7 @@ from scipy.sparse.csgraph import connected_components
 
 from fedlib._random import check_random_state
 from fedlib._typing import SeedLike
-from fedlib._validation import check_ids, check_scalar
+from fedlib._validation import check_bool, check_ids, check_scalar
 
 
 @dataclass(frozen=True, eq=False)
@@ -29,6 +29,10 @@ class MaskingGraph:
     ----------
     neighbors : tuple of ndarray
         ``neighbors[i]``: the sorted neighbours of user ``i`` (never ``i`` itself); at least one user.
+    allow_disconnected : bool, default=False
+        A graph in several pieces is refused: even with every user alive, the
+        server of a round on it learns the sum of each piece, not only the
+        total. ``True`` accepts one, for experiments on what leaks.
 
     Attributes
     ----------
@@ -43,7 +47,8 @@ class MaskingGraph:
     ------
     ValueError
         If there is no user, an id is not a whole number or not a user in
-        ``[0, n)``, a user is its own neighbour, or an edge goes one way only.
+        ``[0, n)``, a user is its own neighbour, an edge goes one way only, or
+        the graph is not connected (unless ``allow_disconnected``).
     TypeError
         If ids are not numbers.
 
@@ -55,6 +60,7 @@ class MaskingGraph:
     """
 
     neighbors: tuple[np.ndarray, ...]
+    allow_disconnected: bool = False
     _adjacency: csr_array = field(init=False, repr=False, compare=False)
 
     def __post_init__(self) -> None:
@@ -78,6 +84,15 @@ class MaskingGraph:
             raise ValueError("the masking graph must be undirected: j in neighbors[i] iff i in neighbors[j].")
         object.__setattr__(self, "neighbors", neighbors)
         object.__setattr__(self, "_adjacency", adjacency)
+        object.__setattr__(self, "allow_disconnected", check_bool(self.allow_disconnected, "allow_disconnected"))
+        if not self.allow_disconnected:
+            pieces = self.components()
+            if len(pieces) > 1:
+                raise ValueError(
+                    f"the masking graph falls into {len(pieces)} components (the first: users "
+                    f"{pieces[0].tolist()[:10]}): the server of a round on it would learn the sum of each component, "
+                    "not only the total. Connect it, or pass allow_disconnected=True for an experiment on what leaks."
+                )
 
     def __eq__(self, other: object) -> bool:
         if not isinstance(other, MaskingGraph):
@@ -164,6 +179,51 @@ class MaskingGraph:
         """
         return len(self.components(alive)) <= 1
 
+    def connected_patterns(self, alive) -> np.ndarray:
+        """For many sets of alive users at once: whether each forms one connected component.
+
+        Vectorised over the patterns (label propagation: each alive user takes
+        the smallest label among its alive neighbours until nothing changes).
+
+        Parameters
+        ----------
+        alive : array-like of bool, shape (n_patterns, n_users)
+            One set of alive users per row.
+
+        Returns
+        -------
+        ndarray of bool, shape (n_patterns,)
+            True where the alive users form one component (or there are none).
+
+        Raises
+        ------
+        ValueError
+            If a pattern does not have one entry per user.
+
+        Examples
+        --------
+        >>> ring = harary_graph(6, 2, shuffle=False)
+        >>> ring.connected_patterns([[1, 1, 1, 1, 1, 1], [1, 0, 1, 1, 0, 1], [1, 0, 1, 1, 1, 1]]).tolist()
+        [True, False, True]
+        """
+        A = np.atleast_2d(np.asarray(alive, dtype=bool))
+        n = self.n_users
+        if A.ndim != 2 or A.shape[1] != n:
+            raise ValueError(f"alive patterns need shape (n_patterns, {n}), got {np.shape(alive)}.")
+        widest = self.degree
+        if widest == 0:
+            return A.sum(axis=1) <= 1
+        if self.n_edges == n * (n - 1) // 2:  # complete: any set of users is connected
+            return np.ones(A.shape[0], dtype=bool)
+        # Neighbour table padded with a sentinel column n, whose label is always +inf.
+        table = np.full((n, widest), n, dtype=np.int64)
+        for i, nb in enumerate(self.neighbors):
+            table[i, : nb.size] = nb
+        chunk = max(1, 2**22 // (n * widest))  # bounds the (patterns, n, widest) gather
+        return np.concatenate(
+            [_connected(A[i : i + chunk], table) for i in range(0, A.shape[0], chunk)] or [np.ones(0, dtype=bool)]
+        )
+
     def _alive_ids(self, alive) -> np.ndarray:
         n = self.n_users
         if alive is None:
@@ -177,6 +237,21 @@ class MaskingGraph:
         if ids.size and (ids[0] < 0 or ids[-1] >= n):
             raise ValueError(f"alive users must be ids in [0, {n}).")
         return ids
+
+
+def _connected(A: np.ndarray, table: np.ndarray) -> np.ndarray:
+    """:meth:`MaskingGraph.connected_patterns` for one chunk of patterns ``A`` and the padded neighbour table."""
+    n = A.shape[1]
+    dead = np.iinfo(np.int64).max
+    labels = np.full((A.shape[0], n + 1), dead)
+    labels[:, :n] = np.where(A, np.arange(n), dead)
+    while True:
+        spread = np.where(A, np.minimum(labels[:, :n], labels[:, table].min(axis=2)), dead)
+        if np.array_equal(spread, labels[:, :n]):
+            break
+        labels[:, :n] = spread
+    smallest = labels[:, :n].min(axis=1, keepdims=True)
+    return np.all(~A | (labels[:, :n] == smallest), axis=1)
 
 
 def harary_graph(n_users: int, degree: int, *, shuffle: bool = True, random_state: SeedLike = None) -> MaskingGraph:

@@ -18,7 +18,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from fedlib._random import spawn_generators
+from fedlib._random import spawn_key_sources
 from fedlib._typing import NDArrayInt, SeedLike
 from fedlib._validation import check_scalar
 from fedlib.field import LagrangeCode
@@ -64,7 +64,7 @@ def split_segments(X_field, n_segments: int) -> NDArrayInt:
     return padded.reshape(m, n_segments, width)
 
 
-def share_points(code: LagrangeCode, X_field, *, random_state: SeedLike = None) -> NDArrayInt:
+def share_points(code: LagrangeCode, X_field, *, random_state: SeedLike | str = "secrets") -> NDArrayInt:
     """One client's Phase 1: LCC shares of its own points (SecFC Alg. 1, lines 2-4).
 
     Parameters
@@ -73,8 +73,10 @@ def share_points(code: LagrangeCode, X_field, *, random_state: SeedLike = None) 
         The public LCC parameters: ``n``, ``ℓ``, ``t`` and ``q``.
     X_field : array-like of shape (m_j, d)
         The client's quantized points as residues of GF(q).
-    random_state : int, numpy.random.Generator or None, default=None
-        Draws the ``t`` masks of every point.
+    random_state : "secrets", int, numpy.random.Generator or None, default="secrets"
+        Draws the ``t`` masks of every point: by default the operating system's
+        CSPRNG; a seed is a reproducible simulation, insecure (whoever knows it
+        recomputes the masks and so the points from one share).
 
     Returns
     -------
@@ -102,7 +104,7 @@ def share_points(code: LagrangeCode, X_field, *, random_state: SeedLike = None) 
     return code.encode(split_segments(X_field, code.n_segments), random_state=random_state)
 
 
-def share_all(code: LagrangeCode, X_field, parts, *, random_state: SeedLike = None) -> NDArrayInt:
+def share_all(code: LagrangeCode, X_field, parts, *, random_state: SeedLike | str = "secrets") -> NDArrayInt:
     """Phase 1 for all clients: ``shares[j]`` is client ``j``'s ``(m, ⌈d/ℓ⌉)`` share of every point.
 
     Client ``c`` encodes the rows ``parts[c]`` with its own generator (spawned
@@ -116,8 +118,9 @@ def share_all(code: LagrangeCode, X_field, parts, *, random_state: SeedLike = No
         All points as residues of GF(q), in a global row order.
     parts : list of array-like of int
         Client ``c`` owns the rows ``parts[c]``.
-    random_state : int, numpy.random.Generator or None, default=None
-        Seeds the clients' mask streams.
+    random_state : "secrets", int, numpy.random.Generator or None, default="secrets"
+        The clients' mask streams: by default each draws from the operating
+        system's CSPRNG; a seed is a reproducible simulation, insecure.
 
     Returns
     -------
@@ -128,12 +131,12 @@ def share_all(code: LagrangeCode, X_field, parts, *, random_state: SeedLike = No
     m, d = X_field.shape
     width = -(-d // code.n_segments)
     shares = np.empty((code.n_clients, m, width), dtype=code.field.dtype)
-    for idx, rng in zip(parts, spawn_generators(random_state, len(parts)), strict=True):
+    for idx, rng in zip(parts, spawn_key_sources(random_state, len(parts)), strict=True):
         shares[:, idx] = share_points(code, X_field[idx], random_state=rng)
     return shares
 
 
-def share_every_index(code: LagrangeCode, X_field, parts, *, random_state: SeedLike = None) -> NDArrayInt:
+def share_every_index(code: LagrangeCode, X_field, parts, *, random_state: SeedLike | str = "secrets") -> NDArrayInt:
     """Phase 1 with membership privacy (SecFC Sec. 6, Eqs. (4)-(6)).
 
     Every client ``c`` builds ``x̄_i^{(c)} = x_i`` if it owns ``i`` and ``0``
@@ -150,8 +153,9 @@ def share_every_index(code: LagrangeCode, X_field, parts, *, random_state: SeedL
         All points as residues of GF(q), in the order fixed by the private set union.
     parts : list of array-like of int
         Client ``c`` owns the rows ``parts[c]`` (known to the simulation only).
-    random_state : int, numpy.random.Generator or None, default=None
-        Seeds the clients' mask streams.
+    random_state : "secrets", int, numpy.random.Generator or None, default="secrets"
+        The clients' mask streams: by default each draws from the operating
+        system's CSPRNG; a seed is a reproducible simulation, insecure.
 
     Returns
     -------
@@ -163,7 +167,7 @@ def share_every_index(code: LagrangeCode, X_field, parts, *, random_state: SeedL
     m, d = X_field.shape
     width = -(-d // code.n_segments)
     total = np.zeros((code.n_clients, m, width), dtype=code.field.dtype)
-    for idx, rng in zip(parts, spawn_generators(random_state, len(parts)), strict=True):
+    for idx, rng in zip(parts, spawn_key_sources(random_state, len(parts)), strict=True):
         own = np.zeros_like(X_field)
         own[idx] = X_field[idx]
         total = np.mod(total + share_points(code, own, random_state=rng), code.prime)

@@ -6,18 +6,19 @@ at a time, for primes below 2**62 (:func:`zero_sum_mask_arrays`).
 
 from __future__ import annotations
 
-import secrets
 from collections.abc import Iterator
 
 import numpy as np
 
-from fedlib._random import check_random_state
+from fedlib._random import check_key_source
 from fedlib._typing import SeedLike
 from fedlib._validation import check_scalar
-from fedlib.field import random_field_elements
+from fedlib.field import random_field_elements, secret_residues
 
 
-def zero_sum_masks(n_clients: int, length: int, prime: int, *, random_state: SeedLike | str = None) -> list[list[int]]:
+def zero_sum_masks(
+    n_clients: int, length: int, prime: int, *, random_state: SeedLike | str = "secrets"
+) -> list[list[int]]:
     """Masks ``z^(l)`` uniform on GF(p)^length with ``Σ_l z^(l) = 0 mod p`` (MUFC Alg. 2, line 2).
 
     The first ``L - 1`` masks are uniform and independent; the last is minus
@@ -33,9 +34,10 @@ def zero_sum_masks(n_clients: int, length: int, prime: int, *, random_state: See
         Elements per mask (``2KL`` for SCMA).
     prime : int
         ``p``.
-    random_state : int, numpy.random.Generator, None or "secrets", default=None
+    random_state : "secrets", int, numpy.random.Generator or None, default="secrets"
         ``"secrets"`` draws from the operating system's CSPRNG; an int or a
-        Generator gives a reproducible simulation.
+        Generator gives a reproducible simulation, insecure (whoever knows the
+        seed recomputes the masks).
 
     Returns
     -------
@@ -64,7 +66,7 @@ def zero_sum_masks(n_clients: int, length: int, prime: int, *, random_state: See
     n_clients = check_scalar(n_clients, "n_clients", "int", min_val=1)
     # One stream for all masks: an int seed made afresh per mask would give L - 1 identical masks, and the
     # difference of two clients' messages would show the difference of their vectors in the clear.
-    stream = random_state if isinstance(random_state, str) else check_random_state(random_state)
+    stream = check_key_source(random_state)
     masks = [random_field_elements(prime, length, random_state=stream) for _ in range(n_clients - 1)]
     last = [(-sum(column)) % prime for column in zip(*masks, strict=True)] if masks else [0] * length
     masks.append(last)
@@ -79,18 +81,11 @@ def _uniform_words(prime: int, length: int, stream) -> np.ndarray:
     """``length`` uniform residues mod ``prime`` (uint64): numpy's unbiased draw, or the OS CSPRNG with rejection."""
     if not isinstance(stream, str):
         return stream.integers(0, prime, size=length, dtype=np.uint64)
-    bits = prime.bit_length()
-    out = np.empty(0, dtype=np.uint64)
-    while out.size < length:
-        words = np.frombuffer(secrets.token_bytes(8 * (length - out.size + 16)), dtype=np.uint64) >> np.uint64(
-            64 - bits
-        )
-        out = np.concatenate([out, words[words < np.uint64(prime)]])
-    return out[:length]
+    return secret_residues(prime, length).astype(np.uint64)
 
 
 def zero_sum_mask_arrays(
-    n_clients: int, length: int, prime: int, *, random_state: SeedLike | str = None
+    n_clients: int, length: int, prime: int, *, random_state: SeedLike | str = "secrets"
 ) -> Iterator[np.ndarray]:
     """The masks of :func:`zero_sum_masks` as ``uint64`` arrays, one client at a time, for a prime below 2**62.
 
@@ -107,8 +102,8 @@ def zero_sum_mask_arrays(
         Residues per mask.
     prime : int
         ``p < 2**62``.
-    random_state : int, numpy.random.Generator, None or "secrets", default=None
-        ``"secrets"`` draws from the operating system's CSPRNG.
+    random_state : "secrets", int, numpy.random.Generator or None, default="secrets"
+        ``"secrets"`` draws from the operating system's CSPRNG; a seed is an insecure simulation.
 
     Yields
     ------
@@ -133,9 +128,7 @@ def zero_sum_mask_arrays(
         raise ValueError(
             f"zero_sum_mask_arrays needs 2 <= p < 2**62 (sums of two residues stay in uint64), got {prime}."
         )
-    if isinstance(random_state, str) and random_state != "secrets":
-        raise ValueError(f"random_state={random_state!r}: the only string accepted is 'secrets'.")
-    stream = random_state if isinstance(random_state, str) else check_random_state(random_state)
+    stream = check_key_source(random_state)
     p = np.uint64(prime)
     total = np.zeros(length, dtype=np.uint64)
     for _ in range(n_clients - 1):

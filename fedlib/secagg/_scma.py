@@ -326,7 +326,7 @@ def secure_sparse_sum(
     client_counts: Sequence[Mapping[int, int]],
     params: SCMAParams,
     *,
-    random_state: SeedLike | str = None,
+    random_state: SeedLike | str = "secrets",
     backend: str = "auto",
 ) -> SCMAResult:
     """Run one SCMA round: fresh zero-sum masks, client encoding, aggregation, decoding (MUFC Alg. 2).
@@ -337,8 +337,10 @@ def secure_sparse_sum(
         ``q^(l)`` of every client: bin index (1-based) to count.
     params : SCMAParams
         The public parameters, for ``L = len(client_counts)`` clients.
-    random_state : int, numpy.random.Generator, None or "secrets", default=None
-        Draws the masks (:func:`zero_sum_masks`).
+    random_state : "secrets", int, numpy.random.Generator or None, default="secrets"
+        Draws the masks (:func:`zero_sum_masks`): by default the operating system's
+        CSPRNG; a seed is a reproducible simulation, insecure (whoever knows it
+        recomputes the masks and so every client's vector).
     backend : {"auto", "python", "flint"}, default="auto"
         The arithmetic of encoding and decoding (:func:`scma_encode`, :func:`scma_decode`).
 

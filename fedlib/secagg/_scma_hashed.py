@@ -43,7 +43,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from fedlib._random import check_random_state
+from fedlib._random import check_key_source
 from fedlib._typing import SeedLike
 from fedlib._validation import check_scalar
 from fedlib.exceptions import DecodingError, IndexCollisionError
@@ -591,7 +591,7 @@ def secure_hashed_sparse_sum(
     client_counts: Sequence[Mapping[int, int]],
     params: HashedSCMAParams,
     *,
-    random_state: SeedLike | str = None,
+    random_state: SeedLike | str = "secrets",
     backend: str = "auto",
     max_attempts: int = 3,
 ) -> HashedSCMAResult:
@@ -608,8 +608,10 @@ def secure_hashed_sparse_sum(
         ``q^(l)`` of every client: bin index (1-based) to count.
     params : HashedSCMAParams
         The public parameters, for ``L = len(client_counts)`` clients.
-    random_state : int, numpy.random.Generator, None or "secrets", default=None
-        Draws the keys and the masks.
+    random_state : "secrets", int, numpy.random.Generator or None, default="secrets"
+        Draws the keys and the masks: by default the operating system's CSPRNG;
+        a seed is a reproducible simulation, insecure (whoever knows it
+        recomputes the masks and so every client's vector).
     backend : {"auto", "python", "flint"}, default="auto"
         The arithmetic of the power sums and their decoding.
     max_attempts : int, default=3
@@ -647,7 +649,7 @@ def secure_hashed_sparse_sum(
     """
     _check_held(client_counts, params)
     max_attempts = check_scalar(max_attempts, "max_attempts", "int", min_val=1)
-    stream = random_state if isinstance(random_state, str) else check_random_state(random_state)
+    stream = check_key_source(random_state)
     keys: list[bytes] = []
     for _ in range(max_attempts):
         key = hashed_scma_key(stream)

@@ -52,10 +52,16 @@ from functools import lru_cache
 import numpy as np
 from scipy.sparse import csr_array
 
-from fedlib._random import check_random_state
+from fedlib._random import check_key_source
 from fedlib._typing import SeedLike
-from fedlib._validation import check_scalar
-from fedlib.exceptions import PrivacyViolationError, ProtocolStageError, SecAggAbort, TamperedMessageError
+from fedlib._validation import check_bool, check_scalar
+from fedlib.exceptions import (
+    DecodingError,
+    PrivacyViolationError,
+    ProtocolStageError,
+    SecAggAbort,
+    TamperedMessageError,
+)
 from fedlib.field import MERSENNE_521, Shamir
 from fedlib.secagg._crypto import (
     KEY_BYTES,
@@ -110,6 +116,14 @@ class SecAggConfig:
         "t-out-of-k within each cluster" with a sparse masking graph). User
         ``i`` keeps its own share: it is never sealed nor routed, and it
         answers with it in the unmasking stage if it survived.
+    allow_partial_sums : bool, default=False
+        ``False``: a round whose survivors ``U3`` do not form one connected
+        component of the masking graph aborts, at the server and at every
+        honest user, before any unmasking share is revealed: unmasking it
+        would let the server compute the sum of each component, down to a
+        single user's input (Liu et al. 2025, Fig. 3). Shares among all users
+        make such rounds completable, so this is what stops them. ``True``
+        lets them complete: **insecure**, for experiments on what leaks.
     round_id : int, default=0
         Bound into every sealed share, so shares of one round are rejected in another.
     server_model : {"semi-honest", "malicious"}, default="semi-honest"
@@ -146,6 +160,7 @@ class SecAggConfig:
     share_holders: str = "neighbors"
     round_id: int = 0
     server_model: str = "semi-honest"
+    allow_partial_sums: bool = False
     _holders: tuple[np.ndarray, ...] = field(init=False, repr=False, compare=False)
 
     def __post_init__(self) -> None:
@@ -189,7 +204,9 @@ class SecAggConfig:
                 "malicious server that gives different holders different survivor lists could collect t shares of "
                 f"both secrets of one user and unmask its input. Use t > {most // 2}."
             )
-        for name, value in (("threshold", t), ("vector_length", d), ("round_id", round_id), ("_holders", holders)):
+        allow = check_bool(self.allow_partial_sums, "allow_partial_sums")
+        for name, value in (("threshold", t), ("vector_length", d), ("round_id", round_id), ("_holders", holders),
+                            ("allow_partial_sums", allow)):  # fmt: skip
             object.__setattr__(self, name, value)
 
     @classmethod
@@ -315,9 +332,10 @@ class SecAggConfig:
         With every other user answering every stage, the server needs ``t``
         live holders for the self-mask seed of each survivor (the survivor
         itself counts: it reveals its own share) and for the mask key of each
-        dropped user (whose own share is gone with it), and ``t`` survivors.
-        With shares among all users this is exactly "at least ``t``
-        survivors".
+        dropped user (whose own share is gone with it), and ``t`` survivors;
+        and, unless ``allow_partial_sums``, survivors that form one connected
+        component of the masking graph. With shares among all users on the
+        complete graph this is exactly "at least ``t`` survivors".
 
         Parameters
         ----------
@@ -342,7 +360,39 @@ class SecAggConfig:
         alive = (~D).astype(np.int32)
         live_holders = (self.holder_matrix() @ alive.T).T  # (n_patterns, n): live holders of each owner
         ok = np.all(live_holders >= self.threshold, axis=1) & (alive.sum(axis=1) >= self.threshold)
+        if not self.allow_partial_sums and ok.any():
+            ok[ok] = self.graph.connected_patterns(~D[ok])
         return bool(ok[0]) if single else ok
+
+    def check_survivors(self, survivors: Collection[int]) -> None:
+        """Refuse to unmask a round whose survivors would reveal less than their whole sum.
+
+        The server and every honest user call this on ``U3`` before anything
+        is unmasked: if the survivors fall into several components of the
+        masking graph, the server could compute the sum of each one from its
+        own view (Liu et al. 2025, Fig. 3).
+
+        Parameters
+        ----------
+        survivors : collection of int
+            ``U3``, the users whose masked inputs are to be summed.
+
+        Raises
+        ------
+        SecAggAbort
+            If the survivors are not one connected component (and not ``allow_partial_sums``).
+        """
+        if self.allow_partial_sums:
+            return
+        pieces = self.graph.components(sorted(int(u) for u in survivors))
+        if len(pieces) > 1:
+            sizes = sorted((p.size for p in pieces), reverse=True)
+            raise SecAggAbort(
+                f"the {sum(sizes)} survivors fall into {len(pieces)} components of the masking graph (sizes {sizes}): "
+                "unmasking would let the server compute each component's sum"
+                + (", one of them a single user's input" if sizes[-1] == 1 else "")
+                + ", not only the total. The round aborts and outputs nothing."
+            )
 
     def context(self, stage: Stage) -> bytes:
         """Associated data of a sealed message: protocol, round and stage.
@@ -514,26 +564,6 @@ def _refuse_repeated_senders(messages: Sequence, what: str) -> None:
         seen.add(message.sender)
 
 
-def _check_key_source(random_state: SeedLike | str) -> np.random.Generator | str:
-    """``"secrets"`` as is, anything else through :func:`fedlib._random.check_random_state`.
-
-    Raises
-    ------
-    ValueError
-        For a string other than ``"secrets"``.
-    TypeError
-        For a type :func:`~fedlib._random.check_random_state` refuses.
-    """
-    if isinstance(random_state, str):
-        if random_state != "secrets":
-            raise ValueError(
-                f"random_state={random_state!r}: the only string accepted is 'secrets' (keys from the operating "
-                "system); otherwise pass an int, a numpy Generator, a SeedSequence or None."
-            )
-        return random_state
-    return check_random_state(random_state)
-
-
 def _pairwise_sign(i: int, j: int) -> int:
     """``+1`` if user ``i`` adds ``PRG(s_ij)`` (``i < j``), ``-1`` if it subtracts it."""
     return 1 if i < j else -1
@@ -616,7 +646,7 @@ class SecAggUser:
         self.stage = Stage.ADVERTISE_KEYS
         self._x = x
         # One stream for keys, seeds and Shamir masks: a Generator advances, "secrets" reads the OS.
-        self._random_state = _check_key_source(random_state)
+        self._random_state = check_key_source(random_state)
         self._clock = clock or PhaseClock()
         self._neighbors = config.graph.neighbors[self.user_id]
         self._holders = config.holders(self.user_id)
@@ -844,7 +874,10 @@ class SecAggUser:
             answers one survivor list per round, so a server cannot ask for
             ``b_j`` and later for ``s_j^SK`` of the same ``j``.
         PrivacyViolationError
-            If the list names users that never sent shares (``U3 ⊄ U2``).
+            If the list names users that never sent shares (``U3 ⊄ U2``), or
+            users that fall into several components of the masking graph
+            (:meth:`SecAggConfig.check_survivors`): an honest server would have
+            aborted, and answering would let it compute partial sums.
         SecAggAbort
             If fewer than ``t`` users survived stage 2.
         """
@@ -859,6 +892,10 @@ class SecAggUser:
             raise SecAggAbort(
                 f"user {self.user_id}: {len(u3)} masked inputs arrived, fewer than t={self.config.threshold}."
             )
+        try:
+            self.config.check_survivors(u3)
+        except SecAggAbort as error:
+            raise PrivacyViolationError(f"user {self.user_id} refuses to unmask: {error}") from None
         key_shares, seed_shares = {}, {}
         for j, (key_share, seed_share) in self._received.items():
             if j in u3:
@@ -1011,7 +1048,8 @@ class SecAggServer:
             If one user sent two masked inputs (a second must not replace the
             first), or an input is not of length ``vector_length``.
         SecAggAbort
-            If ``|U3| < t``.
+            If ``|U3| < t``, or ``U3`` falls into several components of the
+            masking graph (:meth:`SecAggConfig.check_survivors`).
         """
         self._expect(Stage.MASKED_INPUT)
         _refuse_repeated_senders(inputs, "masked input")
@@ -1028,6 +1066,7 @@ class SecAggServer:
         u3 = frozenset(self.masked_inputs) & self.survivors[Stage.SHARE_KEYS]
         self.survivors[Stage.MASKED_INPUT] = u3
         self._check_quorum(Stage.MASKED_INPUT, u3)
+        self.config.check_survivors(u3)
         self.stage = Stage.UNMASKING
         return u3
 
@@ -1072,8 +1111,8 @@ class SecAggServer:
                 for i, share in response.self_mask_shares.items():
                     if i in seed_shares:
                         seed_shares[i][response.sender] = share
-            seeds = {i: self._rebuild(i, seed_shares[i], "self-mask seed b") for i in sorted(u3)}
-            mask_keys = {j: self._rebuild(j, key_shares[j], "mask key s^SK") for j in dropped}
+            seeds = self._rebuild(seed_shares, "self-mask seed b")
+            mask_keys = self._rebuild(key_shares, "mask key s^SK")
             total = np.sum(np.stack([self.masked_inputs[i] for i in sorted(u3)]), axis=0, dtype=np.uint32)
             for i in sorted(u3):
                 total -= prg_words(seeds[i], d)
@@ -1092,15 +1131,38 @@ class SecAggServer:
         self.stage = Stage.DONE
         return total
 
-    def _rebuild(self, owner: int, shares: dict[int, int], what: str) -> bytes:
-        holders = self.config.holders(owner)
+    def _rebuild(self, shares: dict[int, dict[int, int]], what: str) -> dict[int, bytes]:
+        """Every owner's secret from all the shares that arrived for it, the extra ones checked.
+
+        Owners whose shares came from the same holder positions are rebuilt in
+        one Shamir decoding. Beyond the first ``t``, every share must lie on the
+        polynomial the first ``t`` define (the Reed-Solomon check of
+        :meth:`fedlib.field.Shamir.reconstruct`): a holder that sends a wrong
+        share is detected whenever more than ``t`` shares arrive, instead of
+        silently giving a wrong sum.
+        """
         t = self.config.threshold
-        if len(shares) < t:
-            raise SecAggAbort(
-                f"the {what} of user {owner} has {len(shares)} shares among the responses, fewer than t={t}: the "
-                "round aborts and outputs nothing."
-            )
-        position = {int(j): r for r, j in enumerate(holders)}
-        senders = sorted(shares)[:t]
-        values = np.array([[shares[s]] for s in senders], dtype=object)
-        return _shamir(holders.size, t).reconstruct_bytes(values, [position[s] for s in senders], KEY_BYTES)[0]
+        groups: dict[tuple[int, ...], list[int]] = {}
+        for owner in sorted(shares):
+            if len(shares[owner]) < t:
+                raise SecAggAbort(
+                    f"the {what} of user {owner} has {len(shares[owner])} shares among the responses, fewer than "
+                    f"t={t}: the round aborts and outputs nothing."
+                )
+            position = {int(j): r for r, j in enumerate(self.config.holders(owner))}
+            groups.setdefault(tuple(position[s] for s in sorted(shares[owner])), []).append(owner)
+        out: dict[int, bytes] = {}
+        for positions, owners in groups.items():
+            n_holders = self.config.holders(owners[0]).size
+            # Holders are sorted, so each owner's shares in sender order sit at the group's positions in order.
+            values = np.array([[shares[o][s] for s in sorted(shares[o])] for o in owners], dtype=object).T
+            try:
+                secrets = _shamir(n_holders, t).reconstruct_bytes(values, list(positions), KEY_BYTES)
+            except (DecodingError, ValueError) as error:
+                raise TamperedMessageError(
+                    f"the {len(positions)} shares of the {what} of users {owners} do not lie on one polynomial of "
+                    f"degree t - 1 = {t - 1}: some holder sent a wrong share. The round aborts rather than output a "
+                    f"wrong sum ({error})"
+                ) from None
+            out.update(zip(owners, secrets, strict=True))
+        return out

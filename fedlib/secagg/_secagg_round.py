@@ -7,7 +7,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from fedlib._random import spawn_generators
+from fedlib._random import spawn_key_sources
 from fedlib._typing import SeedLike
 from fedlib._validation import check_ids
 from fedlib.secagg._secagg import (
@@ -18,7 +18,6 @@ from fedlib.secagg._secagg import (
     SecAggServer,
     SecAggUser,
     Stage,
-    _check_key_source,
 )
 
 PHASES = ("key agreement", "sharing", "masking", "unmasking")
@@ -165,10 +164,8 @@ def secure_aggregate(
         raise ValueError(f"inputs must have shape (n={n}, d={config.vector_length}), got {X.shape}.")
     drops = _dropout_sets(dropouts, n)
     late = _user_ids(late, n, "late")
-    if isinstance(random_state, str):
-        _check_key_source(random_state)  # only "secrets"; seeds go to spawn_generators untouched
     clock = PhaseClock()
-    streams = ["secrets"] * n if isinstance(random_state, str) else spawn_generators(random_state, n)
+    streams = spawn_key_sources(random_state, n)
     users = {i: SecAggUser(i, X[i], config, random_state=streams[i], clock=clock) for i in range(n)}
     server = SecAggServer(config, clock=clock)
     sent = np.zeros(n, dtype=np.int64)

@@ -28,7 +28,7 @@ import numpy as np
 
 from fedlib._random import check_random_state, spawn_generators
 from fedlib._typing import NDArrayFloat, NDArrayInt, SeedLike
-from fedlib._validation import check_is_fitted, check_option, check_scalar
+from fedlib._validation import check_bool, check_is_fitted, check_option, check_scalar
 from fedlib.base import FederatedClusterer
 from fedlib.cluster import (
     cluster_sizes,
@@ -254,7 +254,16 @@ class SecFC(FederatedClusterer):
         features. Not part of SecFC, which quantizes the raw data (App. A).
     random_state : int, numpy.random.Generator or None, default=None
         An int gives the same initialisation as
-        :func:`fedlib.cluster.centralized_lloyd` with that ``random_state``.
+        :func:`fedlib.cluster.centralized_lloyd` with that ``random_state``,
+        and fixes which clients respond. It never seeds the shares' masks
+        (see ``insecure_seeded_secrets``).
+    insecure_seeded_secrets : bool, default=False
+        ``False``: every client draws the ``t`` masks of its shares from the
+        operating system's CSPRNG, whatever ``random_state``. ``True``: from
+        streams seeded by ``random_state``, a reproducible simulation that is
+        **insecure**: whoever knows the seed recomputes the masks and so every
+        point from a single share. The clustering is the same either way (the
+        decoding is exact).
 
     Attributes
     ----------
@@ -297,8 +306,9 @@ class SecFC(FederatedClusterer):
 
     Notes
     -----
-    Noise comes from seeded PCG64 streams, which is right for a reproducible
-    simulation and wrong for deployment (use a CSPRNG there). A fitted model
+    The masks come from the operating system's CSPRNG unless
+    ``insecure_seeded_secrets=True``; the initialisation and the responders
+    come from ``random_state``, so a seed fixes every output bit. A fitted model
     keeps, of all the shares, only the coded centre sums of the final
     clustering at ``ℓ+t`` clients: what :meth:`reveal_centers` needs.
     Used in :doc:`/notebooks/secfc/secure_clustering`.
@@ -337,6 +347,7 @@ class SecFC(FederatedClusterer):
         correct_errors: bool = False,
         feature_scaling: str | None = None,
         random_state: SeedLike = None,
+        insecure_seeded_secrets: bool = False,
     ) -> None:
         self.n_clusters = n_clusters
         self.n_segments = n_segments
@@ -352,6 +363,7 @@ class SecFC(FederatedClusterer):
         self.correct_errors = correct_errors
         self.feature_scaling = feature_scaling
         self.random_state = random_state
+        self.insecure_seeded_secrets = insecure_seeded_secrets
 
     def fit(self, X, y=None, *, parts=None) -> SecFC:
         """Share the data of the clients ``parts`` (row indices of ``X``) and run coded Lloyd.
@@ -419,6 +431,7 @@ class SecFC(FederatedClusterer):
                 f"(SecFC Theorem 1) and n_clients={n}."
             )
         check_option(self.check_overflow, "check_overflow", ("bound", "runtime"))
+        seeded = check_bool(self.insecure_seeded_secrets, "insecure_seeded_secrets")
         offset, divisor = feature_transform(X, self.feature_scaling)
         Z = (X - offset) / divisor if self.feature_scaling is not None else X
         norm = data_radius(Z)
@@ -452,7 +465,7 @@ class SecFC(FederatedClusterer):
         start = time.perf_counter()
         X_field = to_field(to_fixed_point(Z, scale), q)
         share = share_every_index if self.membership_privacy else share_all
-        shares = share(code, X_field, parts, random_state=share_rng)
+        shares = share(code, X_field, parts, random_state=share_rng if seeded else "secrets")
         self.sharing_seconds_ = time.perf_counter() - start
 
         oracle = CodedDistances(

@@ -40,7 +40,7 @@ from sklearn.base import BaseEstimator
 from fedlib._random import child_sequence as _child
 from fedlib._random import root_sequence
 from fedlib._typing import NDArrayInt, SeedLike
-from fedlib._validation import check_is_fitted, check_option, check_scalar
+from fedlib._validation import check_bool, check_is_fitted, check_option, check_scalar
 from fedlib.base import UnlearningMixin, UnlearningReport
 from fedlib.exceptions import SecAggAbort, UnlearningCapacityError, UnlearningRequestError
 from fedlib.learn import (
@@ -102,7 +102,14 @@ class ClusteredUnlearning(UnlearningMixin, BaseEstimator):
     method : {"auto", "vmap", "loop"}, default="auto"
         Local-training path (:func:`fedlib.learn.train_clients`).
     random_state : int, numpy.random.Generator, numpy.random.SeedSequence or None, default=None
-        Root seed: the clustering, every cluster's initial models, orders, dropouts and keys.
+        Root seed: the clustering, every cluster's initial models, orders, dropouts and masking
+        graphs. It never seeds the secure aggregation's keys (see ``insecure_seeded_secrets``).
+    insecure_seeded_secrets : bool, default=False
+        ``False``: every round's X25519 keys, self-mask seeds and Shamir coefficients come
+        from the operating system's CSPRNG, whatever ``random_state``. ``True``: from the
+        round's seeded stream, a reproducible simulation that is **insecure**: whoever knows
+        the seed recomputes every mask and so every user's update. The models are the same
+        either way (:class:`fedlib.secagg.SecureAggregator`).
 
     Attributes
     ----------
@@ -202,6 +209,7 @@ class ClusteredUnlearning(UnlearningMixin, BaseEstimator):
         eval_every: int = 1,
         method: str = "auto",
         random_state: SeedLike = None,
+        insecure_seeded_secrets: bool = False,
     ) -> None:
         self.model = model
         self.cluster_size = cluster_size
@@ -219,6 +227,7 @@ class ClusteredUnlearning(UnlearningMixin, BaseEstimator):
         self.eval_every = eval_every
         self.method = method
         self.random_state = random_state
+        self.insecure_seeded_secrets = insecure_seeded_secrets
 
     def fit(
         self, X, y, *, parts=None, test_data: tuple | None = None, n_rounds: int | None = None
@@ -255,7 +264,8 @@ class ClusteredUnlearning(UnlearningMixin, BaseEstimator):
         n_users = len(parts)
         self._k = check_scalar(self.cluster_size, "cluster_size (k)", "int", min_val=1, max_val=max(n_users, 1))
         self._rounds = check_scalar(self.rounds, "rounds (R)", "int", min_val=1)
-        self._secure = bool(self.secure)
+        self._secure = check_bool(self.secure, "secure")
+        self._seeded_secrets = check_bool(self.insecure_seeded_secrets, "insecure_seeded_secrets")
         self._degree = None if self.degree is None else check_scalar(self.degree, "degree (m)", "int", min_val=2)
         self._threshold_rate = check_scalar(
             self.threshold_rate, "threshold_rate (ξ)", "real", min_val=0.0, max_val=1.0, include_min=False
@@ -356,6 +366,7 @@ class ClusteredUnlearning(UnlearningMixin, BaseEstimator):
         return SecureAggregator(
             degree=self._degree, threshold_rate=self._threshold_rate, clip=self._clip,
             share_holders=self._share_holders, threshold=self.thresholds[i] if self._share_holders == "all" else None,
+            insecure_seeded_secrets=self._seeded_secrets,
         )  # fmt: skip
 
     def fresh_trainer(self, cluster: int, X=None) -> FederatedTrainer:

@@ -10,7 +10,7 @@ import numpy as np
 
 from fedlib._random import spawn_generators
 from fedlib._typing import NDArrayFloat, NDArrayInt, SeedLike
-from fedlib._validation import check_is_fitted, check_option, check_scalar, warn_small_clients
+from fedlib._validation import check_bool, check_is_fitted, check_option, check_scalar, warn_small_clients
 from fedlib.base import FederatedClusterer, UnlearningMixin, UnlearningReport
 from fedlib.cluster import (
     FederatedClusteringMixin,
@@ -114,6 +114,15 @@ class MUFC(UnlearningMixin, FederatedClusteringMixin, FederatedClusterer):
         K-means restarts at the server.
     random_state : int, numpy.random.Generator or None, default=None
         Pass an int for reproducible output across multiple function calls.
+        It never seeds SCMA's masks (see ``insecure_seeded_secrets``).
+    insecure_seeded_secrets : bool, default=False
+        ``False``: SCMA's zero-sum masks (and the hashed round's keys) come from
+        the operating system's CSPRNG, whatever ``random_state``. ``True``: from
+        a stream seeded by ``random_state``, a reproducible simulation that is
+        **insecure**: whoever knows the seed recomputes the masks and reads every
+        client's counts in its message. The model is the same either way (the
+        secure sum is exact); only ``scma_attempts_`` of a hashed round can
+        differ, when a fresh key makes bins collide.
 
     Attributes
     ----------
@@ -183,6 +192,7 @@ class MUFC(UnlearningMixin, FederatedClusteringMixin, FederatedClusterer):
         aggregation: str = "scma",
         server_n_init: int = 10,
         random_state: SeedLike = None,
+        insecure_seeded_secrets: bool = False,
     ) -> None:
         self.n_clusters = n_clusters
         self.gamma = gamma
@@ -193,6 +203,7 @@ class MUFC(UnlearningMixin, FederatedClusteringMixin, FederatedClusterer):
         self.aggregation = aggregation
         self.server_n_init = server_n_init
         self.random_state = random_state
+        self.insecure_seeded_secrets = insecure_seeded_secrets
 
     # ----------------------------------------------------------------- training
     def fit(self, X, y=None, *, parts=None) -> MUFC:
@@ -244,7 +255,9 @@ class MUFC(UnlearningMixin, FederatedClusteringMixin, FederatedClusterer):
         self.grid_ = UniformGrid.from_data(X, gamma)
         streams = spawn_generators(self.random_state, len(parts) + 2)
         self._client_rngs = streams[: len(parts)]
-        self._server_rng, self._mask_rng = streams[-2], streams[-1]
+        self._server_rng = streams[-2]
+        seeded = check_bool(self.insecure_seeded_secrets, "insecure_seeded_secrets")
+        self._mask_rng = streams[-1] if seeded else "secrets"
         self._k = k
         self.n_clients_ = len(parts)
         shape = dict(n_samples=n, n_bins=self.grid_.n_bins, n_clusters=k, n_clients=len(parts))

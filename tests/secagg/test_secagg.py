@@ -5,7 +5,7 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from fedlib.exceptions import PrivacyViolationError, ProtocolStageError, TamperedMessageError
+from fedlib.exceptions import PrivacyViolationError, ProtocolStageError, SecAggAbort, TamperedMessageError
 from fedlib.secagg import (
     EncryptedShare,
     MaskedInput,
@@ -173,12 +173,19 @@ def test_liu_et_al_figure_3_partial_sums():
     expected = [([0, 4], x[0] + x[4]), ([2, 6], x[2] + x[6])]
 
     # Shares go to the whole cluster, as Liu et al. describe: with shares only along the 3 edges, u1 would keep
-    # one live holder and the round would abort instead of leaking.
-    config = SecAggConfig(graph, threshold=3, vector_length=16, share_holders="all")
-    b = secure_aggregate(x, config, dropouts={Stage.ADVERTISE_KEYS: [7], Stage.MASKED_INPUT: [1, 3, 5]}, random_state=0)
+    # one live holder and the round would abort instead of leaking. The protocol as printed completes (b) ...
+    printed = SecAggConfig(graph, threshold=3, vector_length=16, share_holders="all", allow_partial_sums=True)
+    drops = {Stage.ADVERTISE_KEYS: [7], Stage.MASKED_INPUT: [1, 3, 5]}
+    b = secure_aggregate(x, printed, dropouts=drops, random_state=0)
     leaked = leaked_partial_sums(b.server)
     assert [(m.tolist(), s.tolist()) for m, s in leaked] == [(m, s.tolist()) for m, s in expected]
+    # ... fedlib's default aborts it: the four survivors fall into two components.
+    config = SecAggConfig(graph, threshold=3, vector_length=16, share_holders="all")
+    with pytest.raises(SecAggAbort, match="fall into 2 components"):
+        secure_aggregate(x, config, dropouts=drops, random_state=0)
 
+    # (c): the survivors' graph holds together, so the round completes; a colluding u2 still splits it. No check
+    # on the survivor list can see a corrupted user: this is the threat model's bound on colluders.
     c = secure_aggregate(x, config, dropouts={Stage.ADVERTISE_KEYS: [7], Stage.MASKED_INPUT: [3, 5]}, random_state=0)
     assert len(leaked_partial_sums(c.server)) == 1  # u2 honest: the graph holds together
     leaked = leaked_partial_sums(c.server, [c.users[1].corrupt()])
