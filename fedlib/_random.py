@@ -182,7 +182,7 @@ def check_key_source(random_state: SeedLike | str) -> KeySource:
     Parameters
     ----------
     random_state : "secrets", int, numpy.random.Generator, numpy.random.SeedSequence or None
-        ``"secrets"``: the operating system's CSPRNG (:mod:`secrets`), for real keys and masks.
+        ``"secrets"``: the operating system's CSPRNG (Python's ``secrets``), for real keys and masks.
         Anything else seeds a generator: a reproducible simulation, insecure (whoever knows the
         seed recomputes the keys and masks).
 

@@ -265,7 +265,7 @@ def _accepted_offsets(raw: memoryview, n_bytes: int, bound: int) -> np.ndarray:
 def secret_residues(p: int, size: int) -> np.ndarray:
     """``size`` uniform residues mod ``p`` (``2 <= p < 2**63``) as int64, from the operating system's CSPRNG.
 
-    Rejection sampling on ``p.bit_length()``-bit words of :func:`secrets.token_bytes`: exactly
+    Rejection sampling on ``p.bit_length()``-bit words of ``secrets.token_bytes``: exactly
     uniform, and vectorised (the masks and share coefficients of word-sized fields).
 
     Parameters
