@@ -27,7 +27,7 @@ from cryptography.hazmat.primitives.ciphers import Cipher, algorithms, modes
 from cryptography.hazmat.primitives.ciphers.aead import AESGCM
 from cryptography.hazmat.primitives.kdf.hkdf import HKDF
 
-from fedlib._random import check_random_state
+from fedlib._random import check_key_source
 from fedlib._typing import SeedLike
 from fedlib._validation import check_scalar
 from fedlib.exceptions import TamperedMessageError
@@ -62,11 +62,8 @@ def random_bytes(n: int, random_state: SeedLike | str = "secrets") -> bytes:
         For a string other than ``"secrets"``.
     """
     n = check_scalar(n, "n", "int", min_val=0)
-    if isinstance(random_state, str):
-        if random_state != "secrets":
-            raise ValueError(f"random_state={random_state!r}: the only string accepted is 'secrets'.")
-        return os.urandom(n)
-    return check_random_state(random_state).bytes(n)
+    source = check_key_source(random_state)
+    return os.urandom(n) if isinstance(source, str) else source.bytes(n)
 
 
 def generate_keypair(random_state: SeedLike | str = "secrets") -> tuple[X25519PrivateKey, bytes]:
