@@ -11,7 +11,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from fedlib.exceptions import TamperedMessageError
-from fedlib.secagg import SecAggConfig, SecAggServer, SecAggUser, harary_graph
+from fedlib.secagg import MaskingGraph, SecAggConfig, SecAggServer, SecAggUser, harary_graph
 from fedlib.secagg._secagg import MERSENNE_521
 
 X = np.random.default_rng(0).integers(0, 2**32, size=(10, 6), dtype=np.uint32)
@@ -91,3 +91,41 @@ def test_a_second_masked_input_or_response_from_one_sender_is_refused():
     forged = dataclasses.replace(inputs[3], vector=np.zeros(6, dtype=np.uint32))
     with pytest.raises(ValueError, match="user 3 sent its masked input twice"):
         server.collect_masked_inputs([*inputs, forged])
+
+
+def lying_server_recovers(threshold: int, server_model: str) -> bool:
+    """A server that tells half the holders "user 0 survived" and the other half "user 0 dropped" (complete graph
+    of 9, shares among all): can it pool t shares of both of user 0's secrets and so read x_0?"""
+    from fedlib.secagg import prg_words, strip_pairwise_masks
+    from fedlib.secagg._secagg import KEY_BYTES, _shamir
+
+    config = SecAggConfig(MaskingGraph.complete(9), threshold=threshold, vector_length=6, share_holders="all",
+                          server_model=server_model)  # fmt: skip
+    users = {i: SecAggUser(i, X[i], config, random_state=i) for i in range(9)}
+    server = SecAggServer(config)
+    bundles = server.collect_keys([u.advertise_keys() for u in users.values()])
+    u2, deliveries = server.route_shares({i: users[i].share_keys(bundles[i]) for i in range(9)})
+    u3 = server.collect_masked_inputs([users[i].masked_input(u2, deliveries[i]) for i in range(9)])
+    told_alive = [users[i].unmask(u3) for i in range(0, 5)]  # user 0 itself and four others: shares of b_0
+    told_dropped = [users[i].unmask(u3 - {0}) for i in range(5, 9)]  # four others: shares of s_0^SK
+    seed_shares = {r.sender: r.self_mask_shares[0] for r in told_alive}
+    key_shares = {r.sender: r.mask_key_shares[0] for r in told_dropped}
+    if min(len(seed_shares), len(key_shares)) < threshold:
+        return False
+    shamir = _shamir(9, threshold)
+
+    def rebuild(shares):
+        senders = sorted(shares)[:threshold]
+        return shamir.reconstruct_bytes(np.array([[shares[s]] for s in senders], dtype=object), senders, KEY_BYTES)[0]
+
+    x0 = strip_pairwise_masks(0, server, mask_key=rebuild(key_shares)) - prg_words(rebuild(seed_shares), 6)
+    return bool(np.array_equal(x0, X[0]))
+
+
+def test_a_server_lying_about_survivors_reads_an_input_unless_t_exceeds_half_the_holders():
+    """The semi-honest default (t = 4 of 9 holders) falls to a server that lies; server_model="malicious"
+    enforces t > 9/2, and with t = 5 no split of the holders gives it t shares of both secrets."""
+    assert lying_server_recovers(4, "semi-honest")
+    with pytest.raises(ValueError, match="malicious server"):
+        SecAggConfig(MaskingGraph.complete(9), threshold=4, vector_length=6, server_model="malicious")
+    assert not lying_server_recovers(5, "malicious")
