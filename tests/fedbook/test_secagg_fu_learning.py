@@ -57,15 +57,43 @@ def test_expected_retrained_matches_enumeration(sizes, tau):
     assert experiments.expected_retrained(sizes, tau, "sequential") == pytest.approx(np.mean(sequential))
 
 
-def test_abort_probability_matches_the_protocol():
+def test_abort_probability_matches_the_protocol_on_the_complete_graph():
     from fedlib.secagg import SecAggConfig
 
     k, t, rate = 20, 14, 0.25
-    config = SecAggConfig.for_cluster(k, degree=4, threshold_rate=0.7, vector_length=1, share_holders="all",
-                                      threshold=t, random_state=0)  # fmt: skip
+    config = SecAggConfig.for_cluster(k, degree=None, threshold_rate=0.7, vector_length=1, share_holders="all",
+                                      threshold=t)  # fmt: skip
     alive = np.random.default_rng(0).random((20_000, k)) >= rate
     measured = 1.0 - config.completes_without(~alive).mean()
     assert experiments.abort_probability(k, t, rate) == pytest.approx(measured, abs=0.01)
+
+
+def test_round_abort_probability_counts_split_survivors_on_a_harary_graph():
+    from fedlib.secagg import SecAggConfig
+
+    k, t, rate = 20, 14, 0.25
+    predicted = experiments.round_abort_probability(
+        k, degree=4, threshold_rate=0.7, threshold=t, share_holders="all", dropout=rate, random_state=1
+    )
+    rng = np.random.default_rng(2)
+    completed = 0
+    for _ in range(40):  # a fresh seating per batch, as every round seats its users anew
+        config = SecAggConfig.for_cluster(k, degree=4, threshold_rate=0.7, vector_length=1, share_holders="all",
+                                          threshold=t, random_state=rng)  # fmt: skip
+        completed += int(config.completes_without(rng.random((500, k)) < rate).sum())
+    assert predicted == pytest.approx(1.0 - completed / 20_000, abs=0.015)
+    # Requirement 2 alone misses the rounds whose survivors fall apart
+    assert predicted > experiments.abort_probability(k, t, rate) + 0.05
+    complete = experiments.round_abort_probability(
+        k, degree=None, threshold_rate=0.7, threshold=t, share_holders="all", dropout=rate, random_state=1
+    )
+    assert complete == pytest.approx(experiments.abort_probability(k, t, rate), abs=0.015)
+    assert experiments.round_abort_probability(
+        k, degree=4, threshold_rate=0.7, threshold=k + 1, share_holders="all", dropout=rate
+    ) == 1.0
+    assert experiments.round_abort_probability(
+        k, degree=4, threshold_rate=0.7, threshold=t, share_holders="all", dropout=0.0
+    ) == 0.0
 
 
 def test_trend_verdict_reads_the_ends_of_the_sweep():
@@ -104,7 +132,11 @@ def test_convergence_unlearning_and_exactness_end_to_end(images, design):
     # a targeted sequence is refused past the cap floor(0.1 * 12) = 1
     events, _ = experiments.unlearning_run(clustered, clustered.clusters_[0][:2], mode="sequential")
     assert events["refused"].tolist()[0] == "" and "cap floor(zeta * k_i) = 1" in events["refused"].tolist()[1]
-    assert isinstance(experiments.dropout_table(clustered), pd.DataFrame)
+    table = experiments.dropout_table(clustered, n_patterns=2_000)
+    assert table.columns.tolist() == ["cluster", "k_i", "t_i", "m", "dropout", "rounds", "aborted", "P(abort)",
+                                      "predicted aborted", "Requirement 2 only"]  # fmt: skip
+    assert (table["m"] == 4).all() and (table["predicted aborted"] == table["rounds"] * table["P(abort)"]).all()
+    pd.testing.assert_frame_equal(table, experiments.dropout_table(clustered, n_patterns=2_000))  # seeded
 
 
 def test_femnist_users_are_writers_with_their_own_images():

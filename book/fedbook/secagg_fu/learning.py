@@ -24,12 +24,13 @@ from fedlib import data
 from fedlib.base import UnlearningReport
 from fedlib.exceptions import InfeasibleParameters, UnlearningCapacityError
 from fedlib.learn import LocalSGD
+from fedlib.secagg import SecAggConfig
 from fedlib.unlearn import (
     ClusteredUnlearning,
     expected_retrained,
     pargen,
 )
-from fedlib.utils import SeedLike, check_random_state, progress
+from fedlib.utils import SeedLike, check_random_state, child_sequence, progress, root_sequence
 
 #: The chapter's (γ, δ) settings: Fig. 8-9's "larger δ and γ", with the other inputs of the worked example.
 SETTINGS: tuple[tuple[float, float], ...] = ((0.05, 0.05), (0.1, 0.1), (0.2, 0.1), (0.3, 0.1))
@@ -761,12 +762,15 @@ def exactness_check(system: ClusteredUnlearning, user: int, X: np.ndarray) -> di
 
 
 def abort_probability(cluster_size: int, threshold: int, dropout: float) -> float:
-    """Chance that one round of a cluster aborts: fewer than ``t`` of its users survive.
+    """Chance that fewer than ``t`` of a cluster's users survive a round (Liu et al.'s Requirement 2 fails).
 
     Every user holds a share of every user's secrets, its own included
-    (Liu et al.'s t-out-of-k sharing; Bonawitz et al. 2017, Fig. 4), so the
-    round completes exactly when at least ``t`` users survive (Requirement 2),
-    with each of the ``k`` users dropping independently with probability ``dropout``.
+    (Liu et al.'s t-out-of-k sharing; Bonawitz et al. 2017, Fig. 4), so with
+    at least ``t`` survivors every secret can be rebuilt; with each of the
+    ``k`` users dropping independently with probability ``dropout``. On the
+    complete graph this is exactly the round's abort probability; on a sparse
+    masking graph a round also aborts when its survivors fall apart
+    (:func:`round_abort_probability`), so this is a lower bound there.
 
     Parameters
     ----------
@@ -785,27 +789,111 @@ def abort_probability(cluster_size: int, threshold: int, dropout: float) -> floa
     return float(binom.cdf(threshold - 1, cluster_size, 1.0 - dropout))
 
 
-def dropout_table(system: ClusteredUnlearning) -> pd.DataFrame:
-    """Aborted rounds of a trained secure system, measured and predicted (:func:`abort_probability`).
+def round_abort_probability(
+    cluster_size: int,
+    *,
+    degree: int | None,
+    threshold_rate: float,
+    threshold: int | None,
+    share_holders: str,
+    dropout: float,
+    n_patterns: int = 20_000,
+    n_seatings: int = 20,
+    random_state: SeedLike = 0,
+) -> float:
+    """Chance that one secure round of a cluster aborts, by Monte Carlo over dropout patterns and graph seatings.
+
+    The cluster's round is :meth:`fedlib.secagg.SecAggConfig.for_cluster` with these parameters, a
+    fresh Harary seating per batch of patterns (as :class:`fedlib.secagg.SecureAggregator` seats its
+    users anew every round), and each user dropping before its masked input with probability
+    ``dropout``; :meth:`~fedlib.secagg.SecAggConfig.completes_without` decides every pattern. With
+    shares among all users it counts both causes of an abort: fewer than ``t`` survivors
+    (Requirement 2, :func:`abort_probability`) and survivors that fall apart in the masking graph
+    (fedlib refuses to unmask them: the server could compute each part's sum).
+
+    Parameters
+    ----------
+    cluster_size : int
+        Users in the cluster now (``>= 3``).
+    degree : int or None
+        Harary degree ``m``; ``None`` for the complete graph.
+    threshold_rate : float
+        ``ξ``.
+    threshold : int or None
+        A fixed ``t`` (the cluster's as formed), or ``None`` for ``⌈ξ·h⌉``; a ``t`` above the
+        cluster's size makes every round abort.
+    share_holders : {"neighbors", "all"}
+        Who holds a user's shares.
+    dropout : float
+        Per-user dropout probability.
+    n_patterns : int, default=20000
+        Dropout patterns drawn.
+    n_seatings : int, default=20
+        Graph seatings (batches of patterns).
+    random_state : int, numpy.random.Generator, numpy.random.SeedSequence or None, default=0
+        Seatings and patterns.
+
+    Returns
+    -------
+    float
+        The share of patterns whose round aborts.
+    """
+    k = int(cluster_size)
+    if threshold is not None and threshold > k:
+        return 1.0
+    if dropout <= 0.0:
+        n_patterns, n_seatings = 1, 1
+    rng = check_random_state(random_state)
+    completed = 0
+    for batch in np.array_split(np.arange(n_patterns), max(1, min(n_seatings, n_patterns))):
+        config = SecAggConfig.for_cluster(
+            k, degree=degree, threshold_rate=threshold_rate, vector_length=1, share_holders=share_holders,
+            threshold=threshold, random_state=rng,
+        )  # fmt: skip
+        completed += int(config.completes_without(rng.random((batch.size, k)) < dropout).sum())
+    return 1.0 - completed / n_patterns
+
+
+def dropout_table(system: ClusteredUnlearning, *, n_patterns: int = 20_000, random_state: SeedLike = 0) -> pd.DataFrame:
+    """Aborted rounds of a trained secure system, measured and predicted.
+
+    The prediction is :func:`round_abort_probability` for each cluster as it is now (its size, the
+    system's Harary degree, its fixed threshold ``t_i`` and the system's dropout rate), times its
+    rounds; beside it, what Requirement 2 alone predicts (:func:`abort_probability`), which misses
+    the rounds whose survivors fall apart in the masking graph.
 
     Parameters
     ----------
     system : ClusteredUnlearning
         A trained secure system.
+    n_patterns : int, default=20000
+        Monte Carlo dropout patterns per cluster.
+    random_state : int, numpy.random.Generator, numpy.random.SeedSequence or None, default=0
+        The Monte Carlo draws (cluster ``i`` uses child ``i`` of its root).
 
     Returns
     -------
     pandas.DataFrame
-        Per cluster: ``cluster``, ``k_i``, ``t_i``, ``dropout``, ``rounds``, ``aborted``,
-        ``predicted aborted`` (rounds × probability).
+        Per cluster: ``cluster``, ``k_i``, ``t_i``, ``m``, ``dropout``, ``rounds``, ``aborted``,
+        ``P(abort)`` (Monte Carlo), ``predicted aborted`` (rounds × ``P(abort)``) and
+        ``Requirement 2 only`` (rounds × :func:`abort_probability`).
     """
+    root = root_sequence(random_state)
+    shares_all = system.share_holders == "all"
     rows = []
     for i, trainer in enumerate(system.trainers_):
         size, t = system.members_[i].size, system.thresholds[i]
         rounds = len(trainer.history_)
+        p_abort = round_abort_probability(
+            size, degree=system.degree, threshold_rate=system.threshold_rate, threshold=t if shares_all else None,
+            share_holders=system.share_holders, dropout=system.dropout, n_patterns=n_patterns,
+            random_state=child_sequence(root, i),
+        )  # fmt: skip
         rows.append({
-            "cluster": i, "k_i": size, "t_i": t, "dropout": system.dropout, "rounds": rounds,
+            "cluster": i, "k_i": size, "t_i": t, "m": system.degree, "dropout": system.dropout, "rounds": rounds,
             "aborted": int(sum(r.aborted for r in trainer.history_)),
-            "predicted aborted": rounds * abort_probability(size, t, system.dropout),
+            "P(abort)": p_abort,
+            "predicted aborted": rounds * p_abort,
+            "Requirement 2 only": rounds * abort_probability(size, t, system.dropout),
         })  # fmt: skip
     return pd.DataFrame(rows)

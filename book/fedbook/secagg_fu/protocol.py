@@ -6,6 +6,7 @@ vectorised completion test of :meth:`fedlib.secagg.SecAggConfig.completes_withou
 
 from __future__ import annotations
 
+import dataclasses
 import math
 import time
 from dataclasses import dataclass
@@ -15,13 +16,15 @@ import pandas as pd
 from threadpoolctl import threadpool_limits
 
 from fedbook.papers import secagg_fu as paper
-from fedlib.exceptions import SecAggAbort
+from fedlib.exceptions import PrivacyViolationError, SecAggAbort
 from fedlib.secagg import (
     PHASES,
     FixedPoint,
     MaskingGraph,
     SecAggConfig,
     SecAggResult,
+    SecAggServer,
+    SecAggUser,
     Stage,
     harary_graph,
     leaked_partial_sums,
@@ -30,7 +33,7 @@ from fedlib.secagg import (
     unmask_with_coalition,
 )
 from fedlib.unlearn import assign_clusters
-from fedlib.utils import SeedLike, check_random_state, progress
+from fedlib.utils import SeedLike, check_random_state, child_sequence, progress, root_sequence, spawn_generators
 
 #: Liu et al. 2025, Fig. 3: who is dropped, unlearned or adversarial in each panel (0-based ids: u1 is 0).
 FIGURE3_ROLES = paper.FIGURE3_ROLES
@@ -66,15 +69,22 @@ class Figure3Run:
     inputs : ndarray of uint32, shape (8, d)
         The users' (small, readable) inputs.
     results : dict of str to SecAggResult
-        One round per panel.
+        One round per panel, of the protocol as printed (``allow_partial_sums=True``).
     leaks : pandas.DataFrame
         Per panel and component of honest survivors: the members, the sum the server computes, the true sum.
+    default : pandas.DataFrame
+        Per panel, the same round under fedlib's default (``allow_partial_sums=False``): ``panel``,
+        ``printed protocol`` and ``fedlib default`` ("completes" or "aborts"), ``components summed
+        (printed)`` and ``components summed (default)``, the components the server (with its coalition)
+        sums in each (NA after an abort), ``honest survivors``, ``honest users refusing`` (those who
+        refuse to unmask when a server skips its own check) and the ``abort`` message.
     """
 
     graph: MaskingGraph
     inputs: np.ndarray
     results: dict[str, SecAggResult]
     leaks: pd.DataFrame
+    default: pd.DataFrame
 
 
 def figure3_run(*, threshold: int = 3, vector_length: int = 4, random_state: SeedLike = 0) -> Figure3Run:
@@ -84,6 +94,16 @@ def figure3_run(*, threshold: int = 3, vector_length: int = 4, random_state: See
     cluster"); with shares only along the three edges of ``H(8, 3)`` (and the user itself), user u1
     would keep two live share holders in panel (b), itself and u5, and the round would abort instead
     of leaking (:func:`figure3_neighbour_shares`).
+
+    The leak table runs the protocol as printed (``allow_partial_sums=True``): a round completes
+    whenever every secret keeps ``t`` live holders, even if the survivors fall apart in the masking
+    graph. :attr:`Figure3Run.default` runs the same panels under fedlib's default, which aborts a
+    round whose survivors ``U3`` are not one connected component: the server refuses in
+    ``collect_masked_inputs``, and every honest survivor refuses to unmask such a list even if a
+    server skips that check. Panel (b) aborts. Panel (c) completes all the same: its survivors,
+    ``u2`` among them, are connected, and it is ``u2``'s collusion with the server that splits
+    them. No check on the survivor list can see a corrupted user; only Requirement 3 (the graph
+    stays connected without the adversarial users too) protects against it.
 
     Parameters
     ----------
@@ -97,15 +117,16 @@ def figure3_run(*, threshold: int = 3, vector_length: int = 4, random_state: See
     Returns
     -------
     Figure3Run
-        The rounds and the leak table.
+        The rounds, the leak table and the outcomes under fedlib's default.
     """
     rng = check_random_state(random_state)
     graph = figure3_graph()
-    config = SecAggConfig(graph, threshold=threshold, vector_length=vector_length, share_holders="all")
+    printed = SecAggConfig(graph, threshold=threshold, vector_length=vector_length, share_holders="all",
+                           allow_partial_sums=True)  # fmt: skip
     x = rng.integers(0, 10, size=(8, vector_length)).astype(np.uint32)
     results, rows = {}, []
     for panel, roles in FIGURE3_ROLES.items():
-        result = secure_aggregate(x, config, dropouts=_dropouts(roles), random_state=rng)
+        result = secure_aggregate(x, printed, dropouts=_dropouts(roles), random_state=rng)
         results[panel] = result
         coalition = [result.users[u].corrupt() for u, r in roles.items() if r == "adversarial"]
         for members, total in leaked_partial_sums(result.server, coalition):
@@ -119,11 +140,75 @@ def figure3_run(*, threshold: int = 3, vector_length: int = 4, random_state: See
             )
     leaks = pd.DataFrame(rows)
     leaks["learned exactly"] = [a == b for a, b in zip(leaks["server computes"], leaks["true sum"], strict=True)]
-    return Figure3Run(graph, x, results, leaks)
+    # fedlib's default on the same panels, drawn after the printed rounds so that theirs are unchanged.
+    default = SecAggConfig(graph, threshold=threshold, vector_length=vector_length, share_holders="all")
+    components = leaks.groupby("panel", sort=False).size()
+    outcomes = pd.DataFrame(
+        [
+            {"panel": panel, "printed protocol": "completes", "components summed (printed)": int(components[panel]),
+             **_default_round(x, default, roles, rng)}
+            for panel, roles in FIGURE3_ROLES.items()
+        ]
+    )  # fmt: skip
+    outcomes["components summed (default)"] = outcomes["components summed (default)"].astype("Int64")
+    return Figure3Run(graph, x, results, leaks, outcomes)
+
+
+def _default_round(x: np.ndarray, config: SecAggConfig, roles: dict[int, str], rng: np.random.Generator) -> dict:
+    """One Fig. 3 panel under ``config``: the round's outcome, and how many honest survivors refuse to unmask."""
+    try:
+        result = secure_aggregate(x, config, dropouts=_dropouts(roles), random_state=rng)
+    except SecAggAbort as error:
+        outcome, components, message = "aborts", None, str(error)
+    else:
+        coalition = [result.users[u].corrupt() for u, r in roles.items() if r == "adversarial"]
+        outcome, components, message = "completes", len(leaked_partial_sums(result.server, coalition)), ""
+    honest, refusing = _honest_refusals(x, config, roles, rng)
+    return {
+        "fedlib default": outcome,
+        "components summed (default)": components,
+        "honest survivors": honest,
+        "honest users refusing": refusing,
+        "abort": message,
+    }
+
+
+def _honest_refusals(
+    x: np.ndarray, config: SecAggConfig, roles: dict[int, str], rng: np.random.Generator
+) -> tuple[int, int]:
+    """A server that skips its own survivor check: how many honest survivors are asked to unmask, and refuse.
+
+    The round runs stage by stage up to the masked inputs, with unlearned users gone from the start
+    and dropped users silent from their masked input on; then every honest survivor is handed the
+    survivor list ``U3`` directly, as a cheating server would, and either answers or raises
+    :class:`fedlib.exceptions.PrivacyViolationError`.
+    """
+    gone = {u for u, r in roles.items() if r == "unlearned"}
+    dropped = {u for u, r in roles.items() if r == "dropped"}
+    streams = spawn_generators(rng, config.n_users)
+    users = {i: SecAggUser(i, x[i], config, random_state=s) for i, s in enumerate(streams) if i not in gone}
+    server = SecAggServer(config)
+    bundles = server.collect_keys([u.advertise_keys() for u in users.values()])
+    u2, deliveries = server.route_shares({i: u.share_keys(bundles[i]) for i, u in users.items()})
+    u3 = [i for i in users if i not in dropped]
+    for i in u3:
+        users[i].masked_input(u2, deliveries[i])
+    honest = [i for i in u3 if roles.get(i) != "adversarial"]
+    refusing = 0
+    for i in honest:
+        try:
+            users[i].unmask(u3)
+        except PrivacyViolationError:
+            refusing += 1
+    return len(honest), refusing
 
 
 def figure3_neighbour_shares(*, threshold: int = 3, vector_length: int = 4, random_state: SeedLike = 0) -> pd.DataFrame:
     """Liu et al.'s Fig. 3 panels with SecAgg+ shares: each user's shares go to its three neighbours and itself.
+
+    Like :func:`figure3_run`, the rounds run the protocol as printed (``allow_partial_sums=True``), so
+    that an abort here comes from the shares alone: a secret left with fewer than ``t`` live holders.
+    (fedlib's default would abort panel (b) one step earlier, its survivors being split.)
 
     Parameters
     ----------
@@ -143,7 +228,7 @@ def figure3_neighbour_shares(*, threshold: int = 3, vector_length: int = 4, rand
     """
     rng = check_random_state(random_state)
     graph = figure3_graph()
-    config = SecAggConfig(graph, threshold=threshold, vector_length=vector_length)
+    config = SecAggConfig(graph, threshold=threshold, vector_length=vector_length, allow_partial_sums=True)
     x = rng.integers(0, 10, size=(8, vector_length)).astype(np.uint32)
     rows = []
     for panel, roles in FIGURE3_ROLES.items():
@@ -327,14 +412,23 @@ def dropout_abort_rates(
     threshold_rate: float,
     dropout_rates,
     n_trials: int,
+    n_seatings: int = 20,
     random_state: SeedLike = 0,
 ) -> pd.DataFrame:
-    """How often a cluster's round aborts when each user drops independently with probability ``δ``.
+    """How often a cluster's round aborts when each user drops independently with probability ``δ``, and what leaks.
 
     Compares SecAgg+ with shares among the ``m`` neighbours and the user itself (Bell et al. 2020;
-    ``t = ⌈ξ(m + 1)⌉``) with shares among the whole cluster (Liu et al.'s reading, ``t = ⌈ξk⌉``):
-    Requirement 2 of Liu et al. counts live users per cluster, which is exactly what the whole-cluster
-    round needs, while a SecAgg+ round needs ``t`` live holders in *every* neighbourhood.
+    ``t = ⌈ξ(m + 1)⌉``) with shares among the whole cluster (Liu et al.'s reading, ``t = ⌈ξk⌉``),
+    masking along the complete graph and along a Harary graph of the smallest degree in ``degrees``
+    (Liu et al.'s protocol: a sparse graph, shares among all). Requirement 2 of Liu et al. counts
+    live users per cluster, which is exactly what the whole-cluster round on the complete graph
+    needs; a SecAgg+ round needs ``t`` live holders in *every* neighbourhood; and on a sparse graph
+    fedlib's default (``allow_partial_sums=False``) also aborts a round whose survivors fall apart.
+
+    The leak side compares each configuration with its copy with ``allow_partial_sums=True``, the
+    protocol as printed, on the same dropout patterns: a round that copy completes while the default
+    aborts would have let the server compute the sum of each component of the survivors (Liu et al.
+    Fig. 3), and of a single user's input when a survivor has no surviving neighbour.
 
     Parameters
     ----------
@@ -348,13 +442,21 @@ def dropout_abort_rates(
         ``δ`` values.
     n_trials : int
         Dropout patterns per point (one vectorised completion test each).
-    random_state : int, numpy.random.Generator or None, default=0
-        Graphs and dropout patterns.
+    n_seatings : int, default=20
+        Harary seatings of the whole-cluster sparse configuration per ``δ`` (a fresh seating per batch of
+        ``n_trials / n_seatings`` patterns, as a real system seats users anew every round).
+    random_state : int, numpy.random.Generator, numpy.random.SeedSequence or None, default=0
+        Graphs and dropout patterns. The SecAgg+ and complete-graph rows draw from it as they always
+        did; the whole-cluster sparse rows from a separate child stream (:func:`fedlib.utils.child_sequence`,
+        key 1), drawn afterwards, so that adding them changed none of the other rows.
 
     Returns
     -------
     pandas.DataFrame
-        Columns ``shares``, ``m``, ``t``, ``δ``, ``abort rate`` and its 95% Wilson half-width ``±``.
+        Columns ``shares``, ``m``, ``t``, ``δ``, ``abort rate`` (fedlib's default) and its 95% Wilson
+        half-width ``±``; ``abort rate (printed)`` (``allow_partial_sums=True``); ``completed (printed)``,
+        the number of patterns the printed protocol completes; ``leaks partial sums`` and ``leaks an input``,
+        the share of those completed rounds whose survivors fall apart, and in which one of them is alone.
     """
     rng = check_random_state(random_state)
     k = int(cluster_size)
@@ -374,10 +476,49 @@ def dropout_abort_rates(
     for delta in dropout_rates:
         patterns = rng.random((n_trials, k)) < delta
         for label, m, config in configs:
-            rate = 1.0 - float(config.completes_without(patterns).mean())
-            half = 1.96 * math.sqrt(max(rate * (1 - rate), 1.0 / n_trials) / n_trials)
-            rows.append({"shares": label, "m": m, "t": config.threshold, "δ": delta, "abort rate": rate, "±": half})
+            rows.append(_abort_row(label, m, config.threshold, delta, [_outcomes(config, patterns)], n_trials))
+    # Liu et al.'s protocol: shares among the whole cluster, masks along a sparse Harary graph, seated anew per batch.
+    sparse = np.random.default_rng(child_sequence(root_sequence(random_state), 1))
+    m = int(min(degrees))
+    label = f"whole cluster, Harary m = {m} (Liu et al.)"
+    batches = [b.size for b in np.array_split(np.arange(n_trials), max(1, min(int(n_seatings), n_trials)))]
+    for delta in dropout_rates:
+        counts = []
+        for size in batches:
+            config = secagg_config(k, degree=m, threshold_rate=threshold_rate, vector_length=1, share_holders="all",
+                                   random_state=sparse)  # fmt: skip
+            counts.append(_outcomes(config, sparse.random((size, k)) < delta))
+        rows.append(_abort_row(label, config.graph.degree, config.threshold, delta, counts, n_trials))
     return pd.DataFrame(rows)
+
+
+def _outcomes(config: SecAggConfig, patterns: np.ndarray) -> tuple[int, int, int, int]:
+    """Over dropout patterns: rounds fedlib's default completes, the printed protocol completes, leaks, leaks an input.
+
+    A leaky round is one the printed protocol (``allow_partial_sums=True``) completes and the default
+    refuses: its survivors fall into several components. It leaks an individual input when some
+    survivor has no surviving neighbour (a component of one user).
+    """
+    strict = config.completes_without(patterns)
+    loose = dataclasses.replace(config, allow_partial_sums=True).completes_without(patterns)
+    leaky = loose & ~strict
+    alive = ~patterns[leaky]
+    live_neighbours = (config.graph.adjacency.astype(np.int32) @ alive.T.astype(np.int32)).T
+    single = np.any(alive & (live_neighbours == 0), axis=1)
+    return int(strict.sum()), int(loose.sum()), int(leaky.sum()), int(single.sum())
+
+
+def _abort_row(label: str, m: int, t: int, delta: float, counts, n_trials: int) -> dict:
+    """One row of :func:`dropout_abort_rates` from the summed :func:`_outcomes` of its batches."""
+    done, printed, leaky, single = (int(sum(c[i] for c in counts)) for i in range(4))
+    rate = 1.0 - done / n_trials
+    half = 1.96 * math.sqrt(max(rate * (1 - rate), 1.0 / n_trials) / n_trials)
+    return {
+        "shares": label, "m": m, "t": t, "δ": delta, "abort rate": rate, "±": half,
+        "abort rate (printed)": 1.0 - printed / n_trials, "completed (printed)": printed,
+        "leaks partial sums": leaky / printed if printed else math.nan,
+        "leaks an input": single / printed if printed else math.nan,
+    }  # fmt: skip
 
 
 def _round_cost(config: SecAggConfig, dropout_rate: float, rng: np.random.Generator) -> dict:
