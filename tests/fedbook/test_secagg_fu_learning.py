@@ -149,3 +149,17 @@ def test_femnist_users_are_writers_with_their_own_images():
     assert 0 < femnist.X_test.shape[0] <= 200 and femnist.y.max() < 62
     with pytest.raises(ValueError, match="writers"):
         experiments.load_federated_images("FEMNIST", n_users=500, per_user=30, n_test=10)
+
+
+def test_secure_against_plain_separates_rounding_from_aborted_rounds(images, design):
+    """The plain sum never aborts: a cluster whose secure round aborted differs by a whole skipped update, the
+    others by fixed-point rounding alone. Seed 1 at 15% dropouts aborts one round of cluster 0 only (seating and
+    dropouts are seeded, so this holds whatever keys the OS gives)."""
+    local = LocalSGD(lr=0.05, batch_size=5)
+    runs = {secure: experiments.build_system(images, design.iloc[0], rounds=3, secure=secure, local=local,
+                                             dropout=0.15, random_state=1)
+            for secure in (True, False)}  # fmt: skip
+    out = experiments.secure_against_plain(runs[True], runs[False])
+    assert [[r.aborted for r in t.history_] for t in runs[True].trainers_] == [[False, True, False], [False] * 3]
+    assert out["aborted rounds"] == 1
+    assert out["max rounding difference"] < 1e-6 < 1e-3 < out["max parameter difference"]

@@ -483,12 +483,16 @@ def secure_against_plain(secure: ClusteredUnlearning, plain: ClusteredUnlearning
     Returns
     -------
     dict of str to float
-        ``max parameter difference``, ``max accuracy difference`` (over the evaluated rounds),
-        ``secure aggregate seconds``, ``plain aggregate seconds``, ``secure MB sent``, ``plain MB sent``,
-        ``aborted rounds`` (secure).
+        ``max parameter difference`` (over all clusters), ``max rounding difference`` (over the
+        clusters in which no secure round aborted: there the runs differ by the fixed-point rounding
+        alone; NaN if every cluster aborted a round), ``max accuracy difference`` (over the evaluated
+        rounds), ``secure aggregate seconds``, ``plain aggregate seconds``, ``secure MB sent``,
+        ``plain MB sent``, ``aborted rounds`` (secure; the plain sum never aborts, so an aborted round
+        is an update the plain run kept and the secure run skipped).
     """
-    pairs = zip(secure.trainers_, plain.trainers_, strict=True)
-    diff = max(float(np.abs(a.params_ - b.params_).max()) for a, b in pairs)
+    diffs = [float(np.abs(a.params_ - b.params_).max()) for a, b in zip(secure.trainers_, plain.trainers_, strict=True)]
+    clean = [d for d, t in zip(diffs, secure.trainers_, strict=True) if not any(r.aborted for r in t.history_)]
+    diff = max(diffs)
     points = zip(secure.history_, plain.history_, strict=True)
     acc = max(abs(a["vote accuracy"] - b["vote accuracy"]) for a, b in points)
 
@@ -497,6 +501,7 @@ def secure_against_plain(secure: ClusteredUnlearning, plain: ClusteredUnlearning
 
     return {
         "max parameter difference": diff,
+        "max rounding difference": max(clean) if clean else float("nan"),
         "max accuracy difference": acc,
         "secure aggregate seconds": total(secure, "aggregate_seconds"),
         "plain aggregate seconds": total(plain, "aggregate_seconds"),
