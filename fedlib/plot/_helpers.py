@@ -7,7 +7,7 @@ from matplotlib.axes import Axes
 
 from fedlib._random import check_random_state
 from fedlib._typing import SeedLike
-from fedlib.plot._style import PALETTE
+from fedlib.plot._style import PALETTE, method_palette
 
 
 def ours_beside_paper(
@@ -20,6 +20,7 @@ def ours_beside_paper(
     std: str | None = "std",
     paper: str = "paper mean",
     category_labels=None,
+    colors=None,
 ) -> Axes:
     """The book's "ours beside the paper" figure: grouped bars of our means, the paper's values as black marks.
 
@@ -34,27 +35,33 @@ def ours_beside_paper(
     category : str
         Column of the x-axis groups (e.g. "dataset" or "k'").
     method : str, default="method"
-        Column of the bars within a group; each method keeps its colour.
+        Column of the bars within a group; each method has its book-wide colour
+        (:func:`method_palette`).
     mean, std, paper : str
         Columns of our mean, our standard deviation (``None``: no error bars)
         and the paper's mean (NaN: nothing published, no mark).
     category_labels : sequence of str, optional
         Tick labels; the category values by default.
+    colors : mapping of str to colour, optional
+        Bar colour per method; by default :func:`method_palette` of the methods, so that a method of
+        :data:`METHOD_COLORS` has the colour it has in every figure.
 
     Returns
     -------
     Axes
+        ``ax``.
     """
     frame = table.reset_index()
     categories = list(dict.fromkeys(frame[category]))
     methods = list(dict.fromkeys(frame[method]))
+    colours = method_palette(methods) if colors is None else dict(colors)
     width = 0.8 / len(methods)
     pos = np.arange(len(categories))
     for m, name in enumerate(methods):
         rows = frame[frame[method] == name].set_index(category).reindex(categories)
         x = pos + (m - (len(methods) - 1) / 2) * width
         errors = None if std is None else rows[std].to_numpy(dtype=float)
-        ax.bar(x, rows[mean], width, yerr=errors, color=PALETTE[m % len(PALETTE)], label=f"{name} (ours)")
+        ax.bar(x, rows[mean], width, yerr=errors, color=colours[name], label=f"{name} (ours)")
         ax.scatter(x, rows[paper], marker="_", s=220, color="black", zorder=3, label="paper" if m == 0 else None)
     ax.set_xticks(pos, category_labels if category_labels is not None else [str(c) for c in categories])
     return ax
@@ -92,6 +99,7 @@ def cluster_size_bars(
     Returns
     -------
     Axes
+        ``ax``.
     """
     sizes = np.sort(np.asarray(sizes, dtype=float))[::-1]
     ranks = np.arange(1, sizes.size + 1)

@@ -1,12 +1,92 @@
-"""The book's figure style (seaborn's colour-blind palette on a light grid)."""
+"""The book's figure style (seaborn's colour-blind palette on a light grid) and each method's colour."""
 
 from __future__ import annotations
+
+from collections.abc import Iterable
 
 import matplotlib as mpl
 import seaborn as sns
 
-#: Colours in a fixed order; methods keep their colour across chapters.
+#: Colours in a fixed order: seaborn's colour-blind palette (blue, orange, green, vermillion, reddish purple,
+#: brown, pink, grey, yellow, sky blue).
 PALETTE: list[str] = sns.color_palette("colorblind").as_hex()
+
+#: The one colour of each method the book plots, whatever the figure: a colour of :data:`PALETTE`.
+#: The methods that share figures (one part of the book) have distinct hues; orange and vermillion, blue and
+#: sky blue, reddish purple and pink are never given to two of them. A colour may recur across parts: each
+#: part's own method (KNOT, MUFC) is blue, and grey marks the reference it is measured against.
+METHOD_COLORS: dict[str, str] = {
+    # Asynchronous unlearning (the KNOT chapters).
+    "KNOT": PALETTE[0],
+    "FedBuff": PALETTE[1],
+    "FedEraser": PALETTE[2],
+    "Random": PALETTE[4],
+    "FedAvg": PALETTE[7],
+    # Federated clustering and its unlearning (the MUFC and SecFC chapters).
+    "MUFC": PALETTE[0],
+    "SecFC": PALETTE[1],
+    "K-FED": PALETTE[2],
+    "k-FED": PALETTE[2],
+    "DC-KM": PALETTE[4],
+    "Centralized Lloyd": PALETTE[0],
+    "Retraining": PALETTE[7],
+}
+
+# Colours for names without one, in this order: first those no method has, the vermillion (next to orange) last.
+_SPARE = [PALETTE[i] for i in (5, 9, 8, 6, 3)]
+
+
+def method_color(name: str) -> str:
+    """The colour of a method in every figure of the book.
+
+    Parameters
+    ----------
+    name : str
+        A key of :data:`METHOD_COLORS`, e.g. ``"KNOT"`` or ``"FedBuff"``.
+
+    Returns
+    -------
+    str
+        A hex colour of :data:`PALETTE`.
+
+    Raises
+    ------
+    KeyError
+        If the method has no colour; the message lists those that have one. Figures that also show
+        methods without a colour (variants of a method) use :func:`method_palette`.
+    """
+    try:
+        return METHOD_COLORS[name]
+    except KeyError:
+        known = ", ".join(sorted(METHOD_COLORS))
+        raise KeyError(f"method {name!r} has no colour in fedlib.plot.METHOD_COLORS; known: {known}") from None
+
+
+def method_palette(names: Iterable[str]) -> dict[str, str]:
+    """A colour for each method of one figure: its own, or a spare one when it has none.
+
+    Names of :data:`METHOD_COLORS` keep their colour. The others, in the order given, take the palette's
+    colours that no method has (brown, sky blue, yellow, pink, vermillion), then those that no method of
+    this figure uses, then the palette again in order: the same names always get the same colours.
+
+    Parameters
+    ----------
+    names : iterable of str
+        The figure's methods; repeats are ignored.
+
+    Returns
+    -------
+    dict of str to str
+        Method name to hex colour, in the order of first appearance; usable as seaborn's ``palette=``.
+    """
+    names = list(dict.fromkeys(names))
+    colours = {name: METHOD_COLORS[name] for name in names if name in METHOD_COLORS}
+    unknown = [name for name in names if name not in METHOD_COLORS]
+    spare = _SPARE + [c for c in dict.fromkeys(METHOD_COLORS.values()) if c not in colours.values()]
+    spare = [c for c in spare if c not in colours.values()]
+    for i, name in enumerate(unknown):
+        colours[name] = spare[i] if i < len(spare) else PALETTE[(i - len(spare)) % len(PALETTE)]
+    return {name: colours[name] for name in names}
 
 
 def use_style(*, context: str = "notebook") -> None:

@@ -5,7 +5,7 @@ from __future__ import annotations
 import numpy as np
 from matplotlib.axes import Axes
 
-from fedlib.plot._style import PALETTE
+from fedlib.plot._style import PALETTE, method_palette
 
 
 def async_timeline(ax: Axes, trainings, aggregations, *, erase_time: float | None = None, erased=()) -> Axes:
@@ -14,7 +14,8 @@ def async_timeline(ax: Axes, trainings, aggregations, *, erase_time: float | Non
     Each client has a row; a bar runs from the moment it received a model to the moment its result
     was popped, coloured by its cluster and hatched when the result was discarded (it was computed
     from a model that a rollback or an unlearning method replaced). Each cluster's aggregations are
-    diamonds on a row of their own below the clients.
+    diamonds on a row of their own below the clients. The erasure's label sits in a free band above
+    the first client's row, on a white box drawn over everything, so that no bar hides it.
 
     Parameters
     ----------
@@ -32,6 +33,7 @@ def async_timeline(ax: Axes, trainings, aggregations, *, erase_time: float | Non
     Returns
     -------
     Axes
+        ``ax``.
     """
     clients = sorted(set(trainings["client"]))
     rows = {k: i for i, k in enumerate(clients)}
@@ -60,15 +62,27 @@ def async_timeline(ax: Axes, trainings, aggregations, *, erase_time: float | Non
     labels = [f"client {k}" + (" (erased)" if k in set(erased) else "") for k in clients]
     labels += [f"cluster {n} aggregates" for n in clusters]
     ax.set_yticks(list(range(len(clients))) + [base + j for j in range(len(clusters))], labels)
-    ax.invert_yaxis()
+    last = base + len(clusters) - 1 if clusters else len(clients) - 1
+    # Rows run downwards; the band above row 0 (y < -0.35, the top of its bar) holds the erasure's label.
+    ax.set_ylim(last + 0.6, -1.5 if erase_time is not None else -0.6)
     if erase_time is not None:
-        ax.axvline(erase_time, color="black", linestyle="--", linewidth=1)
-        ax.annotate("erasure", (erase_time, 0), xytext=(4, 0), textcoords="offset points", va="top", fontsize="small")
+        ax.axvline(erase_time, color="black", linestyle="--", linewidth=1, zorder=4)
+        ax.annotate(
+            "erasure",
+            (erase_time, -0.95),
+            xytext=(4, 0),
+            textcoords="offset points",
+            ha="left",
+            va="center",
+            fontsize="small",
+            zorder=5,
+            bbox={"boxstyle": "round,pad=0.2", "facecolor": "white", "edgecolor": "none", "alpha": 0.9},
+        )
     ax.set_xlabel("simulated time (s)")
     return ax
 
 
-def score_curves(ax: Axes, runs, *, target: float | None = None, band: bool = True, order=None) -> Axes:
+def score_curves(ax: Axes, runs, *, target: float | None = None, band: bool = True, colors=None) -> Axes:
     """Each run's best-cluster score against simulated time, with the erasure and the target marked.
 
     Parameters
@@ -78,21 +92,23 @@ def score_curves(ax: Axes, runs, *, target: float | None = None, band: bool = Tr
     runs : sequence of objects with ``method``, ``erase_time`` and ``curve`` (``times``, ``best``, ``scores``)
         E.g. a run of the book's KNOT chapters; one line per run.
     target : float, optional
-        A horizontal line at the target.
+        A horizontal line at the target (black, dotted).
     band : bool, default=True
         Shade the range of the cluster models' scores of runs with several clusters (Fig. 4 of Su & Li).
-    order : sequence of str, optional
-        Method names in palette order, so that a method keeps its colour across figures; default
-        the runs' positions.
+    colors : mapping of str to colour, optional
+        Line colour per method; by default :func:`method_palette` of the runs' methods, so that a
+        method of :data:`METHOD_COLORS` has the colour it has in every figure.
 
     Returns
     -------
     Axes
+        ``ax``.
     """
+    runs = list(runs)
+    colours = method_palette(run.method for run in runs) if colors is None else dict(colors)
     erase_times = set()
-    for i, run in enumerate(runs):
-        position = i if order is None else list(order).index(run.method)
-        colour = PALETTE[position % len(PALETTE)]
+    for run in runs:
+        colour = colours[run.method]
         curve = run.curve
         ax.plot(curve.times, curve.best, color=colour, label=run.method, drawstyle="steps-post")
         if band and curve.scores.ndim == 2 and curve.scores.shape[1] > 1:
@@ -110,6 +126,6 @@ def score_curves(ax: Axes, runs, *, target: float | None = None, band: bool = Tr
     for t in sorted(erase_times):
         ax.axvline(t, color="black", linestyle="--", linewidth=1)
     if target is not None:
-        ax.axhline(target, color="grey", linestyle=":", linewidth=1)
+        ax.axhline(target, color="black", linestyle=":", linewidth=1)  # black: grey is FedAvg's colour
     ax.set_xlabel("simulated time (s)")
     return ax

@@ -10,6 +10,7 @@ import pytest
 from fedbook.knot import comparison, runs, tasks
 from fedbook.knot.tasks import Task
 
+from fedlib import plot
 from fedlib.cluster import size_bounds
 from fedlib.learn import LocalSGD
 
@@ -192,3 +193,9 @@ def test_slowest_gap_shrinks_with_more_clients_and_never_exceeds_the_cap():
     assert (np.diff(median) < 0).all() and (np.diff(at_cap) > 0).all()
     # P(one client at the cap) = P(Lomax(1) >= 30) = 1/31, so P(the slowest of P is) = 1 - (30/31)^P
     np.testing.assert_allclose(at_cap, 1 - (30 / 31) ** np.array([5, 10, 20, 50]), atol=0.03)
+
+
+def test_every_method_has_its_own_colour_in_every_figure():
+    colours = [plot.method_color(method) for method in runs.METHODS]
+    assert len(set(colours)) == len(colours) and set(colours) <= set(plot.PALETTE)
+    assert plot.method_palette(reversed(runs.METHODS)) == {m: plot.METHOD_COLORS[m] for m in reversed(runs.METHODS)}

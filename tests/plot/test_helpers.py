@@ -9,11 +9,13 @@ import pandas as pd
 import pytest
 
 from fedlib.plot import (
+    METHOD_COLORS,
     PALETTE,
     ROLE_COLORS,
     client_heatmap,
     cluster_size_bars,
     masking_graph,
+    method_palette,
     ours_beside_paper,
     projection_scatter,
 )
@@ -67,7 +69,21 @@ def test_ours_beside_paper_groups_bars_by_category_and_marks_the_paper(ax):
     marks = np.vstack([c.get_offsets() for c in ax.collections if len(c.get_offsets()) == 2])
     np.testing.assert_allclose(marks[:, 1], [1.5, 3.5, np.nan, 4.5])
     assert [t.get_text() for t in ax.get_xticklabels()] == ["A", "B"]
-    assert ax.patches[0].get_facecolor() == matplotlib.colors.to_rgba(PALETTE[0])
+    x, y = method_palette(["x", "y"]).values()  # names without a colour of their own
+    assert ax.patches[0].get_facecolor() == matplotlib.colors.to_rgba(x) != ax.patches[2].get_facecolor()
+    assert ax.patches[2].get_facecolor() == matplotlib.colors.to_rgba(y)
+
+
+def test_ours_beside_paper_gives_each_method_its_book_wide_colour(ax):
+    table = pd.DataFrame({"task": ["A"] * 3, "method": ["FedEraser", "Random", "KNOT"], "mean": [1.0, 2.0, 3.0],
+                          "paper mean": [np.nan] * 3})  # fmt: skip
+    ours_beside_paper(ax, table, category="task", std=None)
+    colours = [matplotlib.colors.to_hex(patch.get_facecolor()) for patch in ax.patches]
+    assert colours == [METHOD_COLORS[m] for m in ("FedEraser", "Random", "KNOT")]
+    ax.clear()
+    ours_beside_paper(ax, table, category="task", std=None, colors={"FedEraser": "red", "Random": "blue",
+                                                                    "KNOT": "green"})  # fmt: skip
+    assert ax.patches[0].get_facecolor() == matplotlib.colors.to_rgba("red")
 
 
 def test_projection_scatter_subsamples_and_colours_by_label(ax):
