@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import math
 import sys
 
 import numpy as np
@@ -134,6 +135,22 @@ def test_overflow_and_float_weights():
     top = 500.0**100
     assert top + 100 * 500.0 ** (100 - resolution) == top and top + 100 * 500.0 ** (101 - resolution) != top
 
+
+
+def test_float64_levels_counts_the_levels_a_double_tells_apart():
+    """Well below the overflow, a float64 sum of the paper's costs sees only the top few of the 101 rating levels."""
+    assert experiments.float64_levels(100, base=500) == 7  # 500^7 > 100·2^53 > 500^6
+    assert experiments.float64_levels(241, base=241 * 5) == 6  # the largest K whose costs fit
+    assert experiments.float64_levels(100, base=101) == 10  # the exact solver's base does not rescue doubles
+    for K in (40, 100, 241):
+        levels = experiments.float64_levels(K, base=5 * K)
+        top = float(5 * K) ** 100
+        assert top + K * float(5 * K) ** (101 - levels) != top  # the lowest level told apart changes the sum
+        assert top + K * float(5 * K) ** (100 - levels) == top  # the next one does not
+        bound = 1 + math.floor(math.log(K * 2.0**53) / math.log(5 * K))  # a double carries 53 bits
+        assert abs(levels - bound) <= 1
+    table = experiments.float_weights_table([40, 100, 241, 1000])
+    assert all(experiments.float64_levels(K, base=5 * K) == table.loc[K, "resolution Δ (levels)"] for K in table.index)
 
 def test_float_blind_swap_is_invisible_in_float64_only():
     clients = synthetic_clients(80, seed=2)

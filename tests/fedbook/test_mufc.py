@@ -272,12 +272,40 @@ def test_heterogeneity_effect_uses_the_books_rule():
     assert effect["outcome"] == "lower" and effect["K' low"] == 2 and effect["K' iid"] == 10
     assert effect["difference"] == pytest.approx(-0.10)
     assert effect["standard error"] == pytest.approx(np.hypot(0.01, 0.01) / np.sqrt(5))
+    assert effect["monotone"] and effect["rising steps"] == effect["rising beyond noise"] == 2
+    assert "the runs show the fall with heterogeneity" in experiments.heterogeneity_verdict(effect)
     frame["mean"] = [1.25, 1.25, 1.251]
-    assert experiments.heterogeneity_effect(frame)["outcome"] == "no difference"
+    assert experiments.heterogeneity_effect(frame)["outcome"] == experiments.WITHIN_MARGIN  # interval inside ± 0.02
     frame["std"] = 0.05
     assert experiments.heterogeneity_effect(frame)["outcome"] == "inconclusive"
     frame["n"] = 1
     assert experiments.heterogeneity_effect(frame)["outcome"] == "one run"
+
+
+def test_heterogeneity_effect_within_the_margin_is_not_lower():
+    """-0.019 ± 0.007 is beyond the noise but inside the declared margin of 0.02, on a curve that is not monotone."""
+    std = 0.007 * np.sqrt(5) / np.sqrt(2)  # the standard error of every difference is 0.007
+    frame = pd.DataFrame({"mean": [1.256, 1.250, 1.271, 1.275], "std": [std] * 4, "n": [5] * 4,
+                          "p_reseed": [0.03] * 4}, index=pd.Index([2, 3, 5, 10], name="K'"))  # fmt: skip
+    effect = experiments.heterogeneity_effect(frame, margin=0.02)
+    assert effect["difference"] == pytest.approx(-0.019) and effect["standard error"] == pytest.approx(0.007)
+    assert effect["side"] == "lower"  # beyond two standard errors ...
+    assert effect["outcome"] == experiments.WITHIN_MARGIN  # ... but not beyond the margin: not "lower"
+    assert not effect["monotone"] and (effect["steps"], effect["rising steps"]) == (3, 2)
+    assert (effect["rising beyond noise"], effect["falling beyond noise"]) == (1, 0)
+    sentence = experiments.heterogeneity_verdict(effect)
+    assert "within the margin of 0.02" in sentence and "rises with K' at 2 of 3 steps" in sentence
+    assert "do not show" in sentence and "the runs show" not in sentence
+    # The old rule called this "lower ... beyond noise: the runs show what the paper's Figure 3(a) reports".
+    assert fedlib_verdict((1.256, 0.007), (1.275, 0.0), slack=0.0, margin=0.02) == "lower"
+    # A difference beyond the noise and the margin together is lower; the curve still decides the conclusion.
+    frame["mean"] = [1.236, 1.230, 1.271, 1.275]
+    effect = experiments.heterogeneity_effect(frame, margin=0.02)
+    assert effect["outcome"] == "lower" and not effect["monotone"]
+    assert "but not the steady fall" in experiments.heterogeneity_verdict(effect)
+    # Beyond the noise and past the margin, but not beyond both together: inconclusive, not lower.
+    frame["mean"] = [1.250, 1.250, 1.271, 1.275]
+    assert experiments.heterogeneity_effect(frame, margin=0.02)["outcome"] == "inconclusive"
 
 
 def test_heterogeneity_sweep_reports_the_number_of_splits(tcga):

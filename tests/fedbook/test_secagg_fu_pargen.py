@@ -2,12 +2,14 @@
 
 from __future__ import annotations
 
+from fractions import Fraction
+
 import pandas as pd
 import pytest
 from fedbook import secagg_fu as experiments
 from fedbook.papers import secagg_fu as paper
 
-from fedlib.unlearn import pargen
+from fedlib.unlearn import balanced_cluster_sizes, pargen, requirement_failure_probabilities
 
 
 @pytest.fixture(scope="module")
@@ -74,7 +76,43 @@ def test_claims_table_verdicts_on_the_printed_formulas(printed_grids):
     assert claims[paper.CLAIMS["fig5_capacity"]] == "partly supported"  # τ_bat is not monotone
     assert claims[paper.CLAIMS["remark6"]] == "supported (threshold N ≤ 55, not 50)"
     assert claims[paper.CLAIMS["worked_example"]] == "not reproduced"
-    assert claims[paper.CLAIMS["pargen_optimal"]] == "not supported"
+    assert claims[paper.CLAIMS["pargen_optimal"]] == "not supported: the design is not (σ, η)-good"  # τ_seq = 417 > 4
+
+
+def test_optimality_check_separates_safe_from_smallest():
+    """The corrected design is safe, but a design with twice as many clusters meets R1 and R2 exactly too."""
+    params = dict(gamma=0.1, delta=0.1, zeta=0.1, xi=0.45, sigma=40, eta=40)
+    check = experiments.optimality_check(1000, params)
+    assert (check["k"], check["s"], check["exact capacity"], check["tau_seq"]) == (122, 8, 12, 12)
+    assert check["safe"] and check["log2 R1"] < -40 and check["log2 R2"] < -40
+    assert (check["smallest safe k"], check["smallest safe s"], check["smallest safe capacity"]) == (59, 16, 6)
+    assert check["fails"]["k"] == 58 and check["fails"]["requirement"] == "R1" and check["fails"]["log2"] > -40
+    assert not check["smallest"]
+    assert experiments.optimality_verdict(check) == (
+        "not supported: safe, but not the smallest (k = 59, 16 clusters, is safe too)"
+    )
+    # The next smaller design really fails: R1 at 17 clusters exceeds 2^-40, at 16 it does not.
+    for s, ok in ((16, True), (17, False)):
+        sizes = balanced_cluster_sizes(1000, 1000 // s)
+        assert len(sizes) == s
+        risk = requirement_failure_probabilities(sizes, gamma=0.1, delta=0.1, zeta=0.1, xi=0.45)["R1"]
+        assert (risk.exact <= Fraction(1, 2**40)) == ok
+    printed = experiments.optimality_check(1000, {**params, "xi": 0.7}, variant="printed")
+    assert not printed["safe"] and printed["smallest safe k"] is None and printed["tau_seq"] > printed["exact capacity"]
+    # A design whose next smaller one fails is the smallest, and only then "supported".
+    assert experiments.optimality_verdict({**check, "smallest": True}) == "supported"
+
+
+def test_claims_table_judges_smallest_k_on_the_corrected_design():
+    fig4 = {panel: experiments.figure4_grid(panel, variant="corrected", xi="balanced", n_values=(1000,))
+            for panel in "abc"}  # fmt: skip
+    fig5 = experiments.figure5_grid(variant="corrected", xi="balanced", n_values=(1000,))
+    fine = experiments.k_against_n({**experiments.FIG4_FIXED["a"], "sigma": 40, "eta": 40, "xi": 0.45},
+                                   range(900, 1001), variant="corrected")  # fmt: skip
+    claims = experiments.claims_table(fig4, fig5, fine, variant="corrected").set_index("claim")
+    row = claims.loc[paper.CLAIMS["pargen_optimal"]]
+    assert row["verdict"].startswith("not supported: safe, but not the smallest")
+    assert "down to k = 59 (16 clusters)" in row["evidence"] and "k = 58 (17 clusters) fails R1" in row["evidence"]
 
 
 def test_claims_table_verdicts_can_turn(printed_grids):

@@ -616,6 +616,46 @@ def overflow_clients(n_clusters: int = paper.N_CLUSTERS, levels: int = paper.RAT
     return K
 
 
+def float64_levels(n_clients: int, *, base: int, levels: int = paper.RATING_LEVELS) -> int:
+    """How many rating levels, counted down from the largest, a float64 sum of ``K`` weights ``base^D`` tells apart.
+
+    A level ``Δ`` below the largest still counts when ``K`` weights at it change
+    the largest weight in float64; the first ``Δ`` at which ``base^top +
+    K·base^(top−Δ) == base^top`` is the answer, so the levels told apart are
+    ``top, …, top − Δ + 1``. A double carries 53 bits, so this is about
+    ``1 + log(K·2^53) / log(base)``; the float computation decides the cases
+    near the boundary, where the mantissa of ``base^top`` matters. ``top`` is
+    ``levels``, or the largest level whose weight is finite in float64.
+
+    Parameters
+    ----------
+    n_clients : int
+        ``K``, the number of weights summed.
+    base : int
+        ``KN`` for the paper's λ-LP, ``K + 1`` for :func:`fedlib.cluster.lexmin_assignment`'s exact costs.
+    levels : int, default=paper.RATING_LEVELS
+        The largest rating.
+
+    Returns
+    -------
+    int
+        The number of levels, at most ``top + 1`` (every level told apart).
+
+    Examples
+    --------
+    >>> float64_levels(100, base=500), float64_levels(100, base=101)
+    (7, 10)
+    """
+    with np.errstate(over="ignore"):
+        weights = np.power(float(base), np.arange(levels + 1, dtype=np.float64))
+    top = int(np.flatnonzero(np.isfinite(weights)).max())
+    with np.errstate(over="ignore"):  # near float64's top, the sum itself overflows: resolved, not absorbed
+        return next(
+            (delta for delta in range(1, top + 1) if weights[top] + n_clients * weights[top - delta] == weights[top]),
+            top + 1,
+        )
+
+
 def float_weights_table(
     n_clients,
     *,
@@ -657,13 +697,8 @@ def float_weights_table(
         base = float(K * n_clusters)
         with np.errstate(over="ignore"):
             weights = np.power(base, np.arange(levels + 1, dtype=np.float64))
-        finite = np.flatnonzero(np.isfinite(weights))
-        top = int(finite.max())
         absorbed = next(D for D in range(levels + 1) if weights[D] + 1.0 == weights[D])
-        with np.errstate(over="ignore"):  # near float64's top, the sum itself overflows: resolved, not absorbed
-            resolution = next(
-                (delta for delta in range(1, top + 1) if weights[top] + K * weights[top - delta] == weights[top]), None
-            )
+        resolution = float64_levels(K, base=K * n_clusters, levels=levels)
         rows.append(
             {
                 "K": K,
