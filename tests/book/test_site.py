@@ -1,15 +1,17 @@
 """The built book: internal links resolve, every public name of fedlib has an API entry, and in a real headless
-Chromium math is typeset, images load and the API pages render."""
+Chromium at 1,400 px math is typeset, images load, the API pages render and every page fits its content column."""
 
 from __future__ import annotations
 
 import importlib
+import json
 import os
 import pkgutil
 import re
 import shutil
 import subprocess
 import tempfile
+from html import unescape as html_unescape
 from html.parser import HTMLParser
 from pathlib import Path
 from urllib.parse import unquote, urlsplit
@@ -154,6 +156,10 @@ def _chromium() -> str | None:
     return None
 
 
+PROBE = Path(__file__).with_name("layout_probe.js")
+WINDOW = (1400, 1800)  # the width at which the book was read page by page
+
+
 def dump_dom(url: str) -> tuple[str, str]:
     exe = _chromium()
     if exe is None:
@@ -175,6 +181,7 @@ def dump_dom(url: str) -> tuple[str, str]:
                 f"--user-data-dir={profile}",
                 "--enable-logging=stderr",
                 "--v=0",
+                f"--window-size={WINDOW[0]},{WINDOW[1]}",
                 "--virtual-time-budget=20000",
                 "--dump-dom",
                 url,
@@ -187,14 +194,53 @@ def dump_dom(url: str) -> tuple[str, str]:
     return result.stdout, result.stderr
 
 
+def dump_probed(page: Path) -> tuple[str, str]:
+    """The DOM of ``page`` in Chromium, with the layout probe's report on ``<body>``.
+
+    The probe runs in a copy of the page written beside it, so that every relative link and resource resolves
+    as it does for the page itself; the copy is removed at once.
+    """
+    html = page.read_text(encoding="utf-8")
+    if "</body>" not in html:  # the front door: a redirect to the first page, which is opened in its own right
+        return dump_dom(page.as_uri())
+    probed = html.replace("</body>", f"<script>{PROBE.read_text(encoding='utf-8')}</script></body>", 1)
+    copy = page.with_name(f".probe-{page.name}")
+    copy.write_text(probed, encoding="utf-8")
+    try:
+        return dump_dom(copy.as_uri())
+    finally:
+        copy.unlink()
+
+
 @pytest.fixture(scope="module")
 def rendered(html_dir):
     pages = {}
     for page in content_pages(html_dir):
         if page.name in ("genindex.html", "search.html"):
             continue
-        pages[page] = dump_dom(page.as_uri())
+        pages[page] = dump_probed(page)
     return pages
+
+
+def layout_report(dom: str) -> dict:
+    match = re.search(r'data-layout-report="([^"]*)"', dom)
+    assert match, "the layout probe did not report (did the page load?)"
+    return json.loads(html_unescape(match.group(1)))
+
+
+def test_pages_fit_the_column(rendered, html_dir):
+    """No display equation or table wider than the content column, no table cell cut with an ellipsis.
+
+    Folded solutions are opened first: a reader who opens one sees the same page.
+    """
+    found = []
+    for page, (dom, _) in rendered.items():
+        if "</body>" not in page.read_text(encoding="utf-8"):
+            continue  # a redirect
+        report = layout_report(dom)
+        assert report["column"] > 400, f"{page.name}: content column of {report['column']} px"
+        found += [f"{page.relative_to(html_dir)}: {problem}" for problem in report["problems"]]
+    assert not found, f"{len(found)} layout problems:\n" + "\n".join(found)
 
 
 def test_math_is_typeset_by_local_mathjax(rendered):
