@@ -205,10 +205,15 @@ def client_generator(random_state: SeedLike, round_index: int, client_id: int) -
 
 
 def _as_features(X) -> torch.Tensor:
-    """float32 tensor sharing memory with ``X`` when it is already a C-contiguous float32 array or tensor."""
+    """float32 tensor sharing memory with ``X`` when it is already a writable C-contiguous float32 array or tensor.
+
+    A read-only array (a memory map that joblib hands to a worker, a frozen view) is copied once: torch
+    cannot share memory it may not write to.
+    """
     if isinstance(X, torch.Tensor):
         return X.detach().to(torch.float32).contiguous()
-    return torch.from_numpy(np.ascontiguousarray(X, dtype=np.float32))
+    X = np.ascontiguousarray(X, dtype=np.float32)
+    return torch.from_numpy(X if X.flags.writeable else X.copy())
 
 
 def _as_labels(y) -> torch.Tensor:

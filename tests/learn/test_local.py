@@ -307,3 +307,19 @@ def test_root_sequence():
     assert root_sequence(None).entropy != root_sequence(None).entropy
     with pytest.raises(TypeError):
         root_sequence("seed")
+
+
+def test_read_only_features_are_copied_once_and_train_alike():
+    """A read-only array (joblib hands workers memory maps) trains like a writable one, without torch's warning."""
+    import warnings
+
+    X = np.random.default_rng(0).random((8, N_FEATURES), dtype=np.float32)
+    frozen = X.copy()
+    frozen.flags.writeable = False
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        tensor = _local._as_features(frozen)
+    assert torch.equal(tensor, torch.from_numpy(X))
+    shared = _local._as_features(X)
+    shared[0, 0] = 42.0
+    assert X[0, 0] == 42.0  # a writable float32 array is shared, not copied
