@@ -96,10 +96,17 @@ def test_round_abort_probability_counts_split_survivors_on_a_harary_graph():
     ) == 0.0
 
 
-def test_trend_verdict_reads_the_ends_of_the_sweep():
-    assert experiments.trend_verdict([0.9, 0.8], [10, 50], noise=0.01, larger_is="smaller")[0].startswith("supported")
-    assert experiments.trend_verdict([0.8, 0.9], [10, 50], noise=0.01, larger_is="smaller")[0].startswith("contra")
-    assert experiments.trend_verdict([0.8, 0.805], [10, 50], noise=0.01, larger_is="smaller")[0].startswith("no clear")
+def test_replicate_seeds_start_with_the_chapters_seed_and_differ():
+    seeds = experiments.replicate_seeds(7, 4)
+    assert seeds[0] == 7 and len(set(seeds)) == 4 and seeds == experiments.replicate_seeds(7, 4)
+
+
+def test_one_cluster_settings_are_not_clustered_ends():
+    reps = pd.DataFrame({"setting": ["a", "b", "c", experiments.GLOBAL], "k": [10, 20, 60, 100], "s": [10, 5, 1, 1]})
+    assert experiments.clustered_ends(reps) == (10, 20)
+    assert experiments.clustered_ends(reps.iloc[1:]) is None
+    verdicts = experiments.figure67_verdicts({"FEMNIST": reps.iloc[1:]})
+    assert verdicts["verdict"].str.startswith("not testable").all()
 
 
 def test_convergence_unlearning_and_exactness_end_to_end(images, design):
@@ -111,15 +118,25 @@ def test_convergence_unlearning_and_exactness_end_to_end(images, design):
     assert systems[experiments.GLOBAL].n_clusters == 1 and systems[design["setting"].iloc[0]].n_clusters == 2
     summary = experiments.convergence_summary(curves, n_test=100)
     assert (summary["rounds to target"] <= 2).all()
-    verdicts = experiments.figure67_verdicts({"MNIST": summary})
-    assert len(verdicts) == 3 and verdicts["verdict"].str.len().gt(0).all()
     clustered = systems[design["setting"].iloc[0]]
     table = experiments.unlearning_table(systems, [0, 1], n_requests=2)
     assert table.loc[(experiments.GLOBAL, "sequential"), "users retrained"] == 23 + 22
     assert table.loc[(experiments.GLOBAL, "batch"), "users retrained"] == 22
     assert clustered.unlearned_ == []  # the table unlearned copies
-    comparable = experiments.comparable_verdict(table, design["setting"].iloc[0], noise=1.0)
-    assert comparable["verdict"].str.startswith("supported").all()  # any difference is within a noise of 1
+    seeds = experiments.replicate_seeds(0, 2)
+    rows = design.iloc[[0, -1]]
+    done = {(name, 0): system for name, system in systems.items()}
+    reps = experiments.seed_replicates(images, rows, seeds, rounds=2, local=local, requests=[0, 1], done=done)
+    assert len(reps) == 4 and reps["seed"].tolist() == seeds * 2
+    assert reps.loc[reps["seed"] == 0, "accuracy after"].isna().all()  # the chapter's systems: read, not unlearned
+    assert reps.loc[reps["seed"] != 0, "accuracy after"].notna().all()
+    again = experiments.seed_replicates(images, rows, seeds, rounds=2, local=local, requests=[0, 1], done=done,
+                                        n_jobs=2)  # fmt: skip
+    pd.testing.assert_frame_equal(reps.drop(columns="curve"), again.drop(columns="curve"))  # same on 2 processes
+    after = experiments.first_seed_after(reps, table, 0)
+    assert after["accuracy after"].notna().all()
+    comparable = experiments.comparable_verdict(after, design["setting"].iloc[0], margin=1.0)
+    assert comparable["verdict"][0].startswith("supported")  # any difference lies within a margin of 1
     check = experiments.exactness_check(clustered, 3, images.X)
     assert check["identical"] and check["other clusters unchanged"]
     report = copy.deepcopy(clustered).unlearn(clients=[3])

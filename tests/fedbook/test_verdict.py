@@ -147,12 +147,30 @@ def test_sign_verdict_at_two_standard_errors():
     assert comparison._sign_verdict(5.0, 0.0, 1, better="faster", worse="slower") == "too few runs"
 
 
-def test_trend_and_comparable_verdicts_at_the_noise():
-    assert learning.trend_verdict([0.5, 0.25], [10, 50], noise=0.25, larger_is="smaller")[0].startswith("no clear")
-    assert learning.trend_verdict([0.5, 0.25], [10, 50], noise=0.125, larger_is="smaller")[0].startswith("supported")
-    index = pd.MultiIndex.from_product([["X", learning.GLOBAL], ["sequential", "batch"]], names=["setting", "mode"])
-    table = pd.DataFrame({"accuracy after": [0.75, 0.75, 0.5, 0.5], "users retrained": [1, 1, 4, 4]}, index=index)
-    verdicts = learning.comparable_verdict(table, "X", noise=0.25)["verdict"]
-    assert verdicts.str.startswith("supported: +0.250").all()
-    verdicts = learning.comparable_verdict(table, "X", noise=0.125)["verdict"]
-    assert verdicts.str.startswith("better than global FedAvg by 0.250").all()
+def test_change_verdict_reads_the_seed_interval():
+    # three seeds with mean -0.1 and sd 0.01: the 95% interval is -0.1 ± 0.025, below zero
+    assert learning.change_verdict([-0.09, -0.10, -0.11], claimed="lower").startswith("supported: -0.100 ± 0.025")
+    assert learning.change_verdict([-0.09, -0.10, -0.11], claimed="higher").startswith("contradicted")
+    # the same mean with a seed-to-seed spread of 0.1 is no evidence either way
+    assert learning.change_verdict([0.0, -0.1, -0.2], claimed="lower").startswith("no clear change")
+    assert learning.change_verdict([-0.1], claimed="lower").startswith("not judged: 1 seed")
+
+
+def _after(scheme, baseline):
+    rows = [{"setting": name, "seed": seed, "accuracy after": value}
+            for name, values in (("X", scheme), (learning.GLOBAL, baseline)) for seed, value in enumerate(values)]
+    return pd.DataFrame(rows)
+
+
+def test_comparable_is_an_equivalence_test_not_a_failure_to_find_a_difference():
+    base = [0.80, 0.70, 0.75]
+    # differences +0.005, -0.005, 0: the 90% interval is ±0.0084 around 0, inside ±0.02
+    assert learning.comparable_verdict(_after([0.805, 0.695, 0.75], base), "X")["verdict"][0].startswith("supported")
+    # differences 0.1, -0.1, 0: mean 0, no difference shown, but the interval is far wider than the margin
+    assert learning.comparable_verdict(_after([0.9, 0.6, 0.75], base), "X")["verdict"][0].startswith("inconclusive")
+    # worse by 0.1 at every seed: beyond the margin
+    verdict = learning.comparable_verdict(_after([0.70, 0.60, 0.65], base), "X")["verdict"][0]
+    assert verdict.startswith("contradicted: worse by more than 0.02")
+    # the margin is the one fixed in advance unless another is named
+    assert learning.comparable_verdict(_after([0.9, 0.6, 0.75], base), "X", margin=0.5)["verdict"][0].startswith(
+        "supported")
