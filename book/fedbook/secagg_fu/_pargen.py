@@ -211,9 +211,9 @@ def _example_column(n: int, params: dict[str, float], variant: str) -> dict:
     try:
         r = pargen(n, **params, variant=variant)
     except InfeasibleParameters as exc:
-        if "k2" in exc.details:
-            return {"status": f"infeasible: k = {exc.details['k']} > N = {n} (Remark 6; Eq. (4') needs "
-                    f"k2 = {exc.details['k2']})"}  # fmt: skip
+        if "k2" in exc.details:  # the searches ran: show k1, k2 and k, and say why no cluster fits
+            return {"k1 (Lemma 1)": exc.details["k1"], "k2 (Lemma 2)": exc.details["k2"], "k": exc.details["k"],
+                    "status": f"infeasible: k = {exc.details['k']} > N"}  # fmt: skip
         return {"status": f"infeasible: {exc}"}
     risks = requirement_failure_probabilities(
         r.cluster_sizes, gamma=r.gamma, delta=r.delta, zeta=r.zeta, xi=r.xi, tau=0
@@ -229,7 +229,7 @@ def _example_column(n: int, params: dict[str, float], variant: str) -> dict:
         "q = ⌊ζk⌋": r.removal_cap,
         "Harary degree m": r.degree,
         "τ_seq": r.tau_seq,
-        "τ_bat": "undefined (line 6 denominator < 0)" if r.tau_bat is None else r.tau_bat,
+        "τ_bat": "undefined (denominator < 0)" if r.tau_bat is None else r.tau_bat,
         "exact capacity": unlearning_capacity_exact(r.cluster_sizes, _caps(r.cluster_sizes, r.zeta), r.sigma),
         "Pr[R2 fails], exact": "0"
         if risks["R2"].exact == 0
@@ -365,7 +365,7 @@ def harary_disconnection_table(
         rows.append(
             {
                 "k": k, "m": m, "p": p, "MC Pr[disconnected]": failures / n_trials,
-                "95% CI": f"[{low:.2g}, {high:.2g}]", "union bound k·p^(m/2)": k * p ** (m / 2),
+                "95% CI": f"[{low:.3g}, {high:.3g}]", "union bound k·p^(m/2)": k * p ** (m / 2),
             }
         )  # fmt: skip
     return pd.DataFrame(rows)

@@ -7,6 +7,7 @@ vectorised completion test of :meth:`fedlib.secagg.SecAggConfig.completes_withou
 from __future__ import annotations
 
 import dataclasses
+import itertools
 import math
 import time
 from dataclasses import dataclass
@@ -37,6 +38,40 @@ from fedlib.utils import SeedLike, check_random_state, child_sequence, progress,
 
 #: Liu et al. 2025, Fig. 3: who is dropped, unlearned or adversarial in each panel (0-based ids: u1 is 0).
 FIGURE3_ROLES = paper.FIGURE3_ROLES
+
+
+def _values(value) -> object:
+    """A list of numbers as text: all of them when short, else its start, its end and how many."""
+    if not isinstance(value, (list, tuple)):
+        return value
+    if len(value) <= 10:
+        return ", ".join(map(str, value))
+    evenly_spaced = len({b - a for a, b in itertools.pairwise(value)}) == 1
+    start = value[:2] if evenly_spaced else value[:3]
+    return ", ".join(map(str, start)) + f", …, {value[-1]} ({len(value)} values)"
+
+
+def settings_table(settings: dict, *, name: str = "value") -> pd.DataFrame:
+    """A chapter's settings as a table with one row per setting; a long list shows as its ends and its length.
+
+    Parameters
+    ----------
+    settings : dict
+        Setting name to a number or a list of numbers.
+    name : str, default="value"
+        Column header.
+
+    Returns
+    -------
+    pandas.DataFrame
+        One column, indexed by the setting names.
+
+    Examples
+    --------
+    >>> settings_table({"users": list(range(50, 501, 10)), "repeats": 3})["value"].tolist()
+    ['50, 60, …, 500 (46 values)', 3]
+    """
+    return pd.DataFrame({name: [_values(value) for value in settings.values()]}, index=list(settings))
 
 
 def figure3_graph() -> MaskingGraph:
@@ -595,6 +630,30 @@ def aggregation_cost(
                 row = {key: float(np.median([r[key] for r in runs])) for key in runs[0]}
                 rows.append({"graph": label, "k": int(k), "m": config.graph.degree, "t": config.threshold, **row})
     return pd.DataFrame(rows)
+
+
+def cost_table(cost: pd.DataFrame, labels: dict[str, str] | None = None) -> pd.DataFrame:
+    """:func:`aggregation_cost` as the chapter shows it: one row per ``k`` and graph, the times in milliseconds.
+
+    Parameters
+    ----------
+    cost : pandas.DataFrame
+        The output of :func:`aggregation_cost`.
+    labels : dict of str to str, optional
+        Shorter names for the graphs.
+
+    Returns
+    -------
+    pandas.DataFrame
+        Indexed by ``k`` and graph; columns ``m`` and ``t``, the round's time and each phase's in milliseconds
+        to 3 significant digits (all parties, one process), and the KiB a surviving user uploads.
+    """
+    labels = labels or {}
+    table = cost.assign(graph=cost["graph"].map(lambda graph: labels.get(graph, graph))).set_index(["k", "graph"])
+    times = (1000 * table[["seconds", *(f"{phase} s" for phase in PHASES)]]).map(lambda ms: float(f"{ms:.3g}"))
+    parts = {"": table[["m", "t"]], "milliseconds per round": times.set_axis(["total", *PHASES], axis=1),
+             "KiB": table[["KiB up per user"]].set_axis(["up per user"], axis=1)}  # fmt: skip
+    return pd.concat(parts, axis=1)
 
 
 def aggregation_cost_by_users(
