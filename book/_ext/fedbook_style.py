@@ -1,10 +1,11 @@
-"""The book's own style sheet: tables of results that fit the content column.
+"""The book's own style sheet: results tables that fit the content column, glued values in the sentence's weight.
 
-A results table (a pandas ``DataFrame`` shown by a chapter) is set a little smaller than the prose, its
-headers wrap between words, and a cell that is one long token (a 195-digit integer, a long identifier) breaks
-anywhere rather than pushing the columns that matter out of view. Nothing is hidden: a table that is still
-wider than the column scrolls inside it. The browser test (``tests/book/test_site.py``) checks that no table or
-display equation is wider than the column and that no cell is cut with an ellipsis.
+A results table (a pandas ``DataFrame`` shown by a chapter) is set a little smaller than the prose and its
+headers wrap between words; a number or a word is never split (a table that cannot fit is the chapter's to
+reshape, and the browser test says so). A display equation wider than the column scrolls inside it rather than
+losing a side. Glued values (``{glue:text}``) take the weight of the sentence around them: myst-nb sets them
+bold, which turns a glued verdict into a bold paragraph. The browser test (``tests/book/test_site.py``) checks
+that no table or display equation is wider than the column and that no cell is cut with an ellipsis.
 """
 
 from __future__ import annotations
