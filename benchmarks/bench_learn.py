@@ -9,7 +9,7 @@ round with the client loop (method="loop"), the speed-up of the vectorised path 
 vmap(grad(loss)) over a stack of client parameter vectors) over it, measured in the same run with the calls
 interleaved (> 1: vmap faster), and the path method="auto" picks (fedlib.learn.choose_method).
 
-The regimes: the book's default (200 users x 40 images, batches of 32 and of 10), fewer and larger clients
+The regimes: the book's default (200 clients x 40 images, batches of 32 and of 10), fewer and larger clients
 (50 x 160, 10 x 800), and ragged clients (sizes 10..70, mean 40, as a Dirichlet split gives). The last line
 times a whole FedAvg round of the default configuration (FederatedTrainer.step with the plain sum and an
 evaluation on 2,000 images), the number the book's run-time budget rests on.
@@ -98,7 +98,7 @@ def main() -> None:
         seconds = median_seconds(trainer.step, args.repeat)
         record = trainer.history_[-1]
         print(
-            f"\nFedAvg round, {name}, 200 users x 40 images, B=32, plain sum, test on 2,000 images: {seconds:.3f} s "
+            f"\nFedAvg round, {name}, 200 clients x 40 images, B=32, plain sum, test on 2,000 images: {seconds:.3f} s "
             f"(training {record.train_seconds:.3f} s with {choose_method([40] * 200, trainer.n_parameters, 32)}, "
             f"aggregation {record.aggregate_seconds * 1e3:.1f} ms)"
         )

@@ -85,11 +85,11 @@ class ProtocolStageError(FedlibError, RuntimeError):
 
 
 class SecAggAbort(FedlibError, RuntimeError):
-    """The round cannot complete: fewer than ``t`` users are left where ``t`` are needed; nothing is output."""
+    """The round cannot complete: fewer than ``t`` clients are left where ``t`` are needed; nothing is output."""
 
 
 class PrivacyViolationError(FedlibError, RuntimeError):
-    """An honest user refuses a request that would let the server unmask an individual input."""
+    """An honest client refuses a request that would let the server unmask an individual input."""
 
 
 class TamperedMessageError(FedlibError, ValueError):
@@ -112,7 +112,7 @@ class InfeasibleParameters(FedlibError, ValueError):
     message : str
         What is infeasible, naming the bound.
     **details : int
-        The quantities behind it, e.g. ``k1``, ``k2``, ``k`` and ``n_users`` when ``k > N``.
+        The quantities behind it, e.g. ``k1``, ``k2``, ``k`` and ``n_clients`` when ``k > N``.
 
     Attributes
     ----------
@@ -126,7 +126,7 @@ class InfeasibleParameters(FedlibError, ValueError):
     ...     pargen(200, gamma=0.1, delta=0.1, zeta=0.1, xi=0.7, sigma=40, eta=40, variant="corrected")
     ... except InfeasibleParameters as exc:
     ...     exc.details
-    {'k1': 41, 'k2': 1293, 'k': 1293, 'n_users': 200}
+    {'k1': 41, 'k2': 1293, 'k': 1293, 'n_clients': 200}
     """
 
     def __init__(self, message: str, **details: int) -> None:
@@ -135,13 +135,13 @@ class InfeasibleParameters(FedlibError, ValueError):
 
 
 class UnlearningCapacityError(FedlibError, ValueError):
-    """An unlearning request would break Requirement 4 (Liu et al. 2025): too many unlearned users.
+    """An unlearning request would break Requirement 4 (Liu et al. 2025): too many unlearned clients.
 
     Raised before anything changes, naming the cluster, its cap ``⌊ζ k_i⌋``
-    and how many of its users are already unlearned, or the system's
-    ``max_requests``; also when a cluster would keep too few users for its
+    and how many of its clients are already unlearned, or the system's
+    ``max_requests``; also when a cluster would keep too few clients for its
     fixed Shamir threshold (Requirement 2), whatever the cap. Liu et al.
-    (Sec. VIII) leave this case open; re-clustering all users and restarting
+    (Sec. VIII) leave this case open; re-clustering all clients and restarting
     secure aggregation is the way out they mention.
     """
 

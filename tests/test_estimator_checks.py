@@ -33,7 +33,7 @@ ESTIMATORS = [
     FederatedTrainer(),
     AsyncFederatedTrainer(concurrency=1, buffer=1),  # one client in flight: the checks' single client
     FedEraser(concurrency=1, buffer=1),
-    ClusteredUnlearning(cluster_size=1, rounds=1, secure=False),  # secure aggregation needs >= 3 users
+    ClusteredUnlearning(cluster_size=1, rounds=1, secure=False),  # secure aggregation needs >= 3 clients
 ]
 
 

@@ -186,9 +186,9 @@ def femnist_sizes(problem: FederatedProblem) -> dict[str, int]:
     writers we keep, and the paper's ``n`` and least images per writer.
     """
     sizes = [len(p) for p in problem.parts]
-    users = problem.dataset.extras.get("user_index", np.empty(0, dtype=np.int64))
+    writers = problem.dataset.extras.get("user_index", np.empty(0, dtype=np.int64))
     return {
-        "sample writers": int(np.unique(users).size),
+        "sample writers": int(np.unique(writers).size),
         "sample images": int(problem.dataset.n_samples),
         "writers": len(sizes),
         "images": int(sum(sizes)),

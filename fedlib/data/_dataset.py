@@ -27,7 +27,7 @@ class Dataset:
     is_standin : bool, default=False
         True when the arrays are synthetic stand-ins for data that could not be had.
     extras : dict, default={}
-        Dataset-specific arrays (images, user ids, the authors' client split, ...).
+        Dataset-specific arrays (images, FEMNIST's writer ids ``user_index``, the authors' client split, ...).
 
     Attributes
     ----------

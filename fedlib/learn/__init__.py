@@ -20,7 +20,7 @@
   re-initialisation and rollback; the per-round sum is any :class:`Aggregator`
   (the clear :class:`PlainSum` with :class:`PlainTotal`, or secure aggregation,
   which returns an :class:`Aggregated`); :func:`fedavg_weights`, :func:`fedavg_mean` and
-  :func:`server_update` average over the users actually summed; every round
+  :func:`server_update` average over the clients actually summed; every round
   leaves a :class:`RoundRecord`.
 - Asynchronous federated learning on a simulated clock (:class:`AsyncFederatedTrainer`,
   records :class:`AsyncRound`, heavy-tailed client times :func:`pareto_training_times`, client updates kept

@@ -3,22 +3,22 @@
 One round of :class:`FederatedTrainer`:
 
 1. the server picks the participants (all clients, or a fraction ``C`` of
-   them) and the users who will drop out of this round's aggregation (a rate,
+   them) and the clients who will drop out of this round's aggregation (a rate,
    or any callable);
 2. every participant that stays trains locally from the global parameters
    ``θ`` (:func:`train_clients`) and sends ``w_i Δ_i``, its update scaled by
    its FedAvg weight (:func:`fedavg_weights`);
 3. an :class:`Aggregator` sums the rows it receives: :class:`PlainSum` in the
    clear, or secure aggregation, which sums quantised updates and may lose
-   more users or abort;
-4. the server averages over the users whose inputs are in the sum, and
+   more clients or abort;
+4. the server averages over the clients whose inputs are in the sum, and
    only those (:func:`server_update`): ``θ ← θ + η_g Σ_{i∈S} w_i Δ_i / Σ_{i∈S} w_i``.
 
 With ``weighting="samples"`` (FedAvg's ``n_k / n``), ``w_i = n_i / n̄`` with
 ``n̄`` the participants' mean size, which keeps the inputs the size of the
 updates (what fixed-point encoding for secure aggregation needs) and costs
 nothing when the shares are equal, as in Liu et al. (TDSC 2025): every ``w_i``
-is then exactly 1. The server must know the ``n_i`` of the summed users;
+is then exactly 1. The server must know the ``n_i`` of the summed clients;
 ``weighting="uniform"`` needs nothing but the count.
 
 The client step (:func:`train_clients`, whose :class:`ClientUpdates` record
@@ -64,7 +64,7 @@ class Aggregated(Protocol):
     """What an aggregator returns: the sum, and the rows whose inputs are in it.
 
     Optional attributes a trainer records when present: ``bytes_sent`` and
-    ``bytes_received`` (all users' uploads and downloads, int) and
+    ``bytes_received`` (all clients' uploads and downloads, int) and
     ``seconds`` (compute time per phase, dict of str to float).
     """
 
@@ -77,15 +77,15 @@ class Aggregator(Protocol):
     """Sums the rows of an update matrix: :class:`PlainSum`, or secure aggregation (``secagg.SecureAggregator``)."""
 
     def aggregate(self, updates, *, dropped=None, random_state: SeedLike = None) -> Aggregated:
-        """Sum the rows of ``updates`` whose users make it through the round.
+        """Sum the rows of ``updates`` whose clients make it through the round.
 
         Parameters
         ----------
         updates : ndarray of float32, shape (n, d)
             One input per participant, in participant order. The rows of
-            ``dropped`` users are zeros and must not be summed.
+            ``dropped`` clients are zeros and must not be summed.
         dropped : array-like of int, optional
-            Rows whose users drop out before sending their input (the trainer
+            Rows whose clients drop out before sending their input (the trainer
             always passes them; ``None`` lets the aggregator draw its own).
         random_state : int, numpy.random.Generator or None, default=None
             The round's randomness (keys, graphs, the aggregator's own dropouts).
@@ -252,17 +252,17 @@ def fedavg_mean(vectors, n_samples, weighting: str = "samples") -> np.ndarray:
 
 
 def server_update(global_parameters, aggregated: Aggregated, *, weights=None, server_lr: float = 1.0) -> np.ndarray:
-    """FedAvg's server step over the users that were summed: ``θ + η_g · total / Σ_{i∈summed} w_i``.
+    """FedAvg's server step over the clients that were summed: ``θ + η_g · total / Σ_{i∈summed} w_i``.
 
     Parameters
     ----------
     global_parameters : array-like of float32, shape (d,)
         ``θ``.
     aggregated : Aggregated
-        ``total`` (the sum of the summed users' ``w_i Δ_i``) and ``summed`` (their rows).
+        ``total`` (the sum of the summed clients' ``w_i Δ_i``) and ``summed`` (their rows).
     weights : array-like of float, shape (n,), optional
         Every participant's ``w_i`` (rows as in the aggregation); default all ones,
-        so that the step is the plain mean over the summed users.
+        so that the step is the plain mean over the summed clients.
     server_lr : float, default=1.0
         ``η_g``; 1 is FedAvg.
 
@@ -292,7 +292,7 @@ def server_update(global_parameters, aggregated: Aggregated, *, weights=None, se
         raise ValueError(f"the aggregated total has shape {total.shape}, the parameters {theta.shape}.")
     denominator = float(summed.size) if weights is None else float(np.asarray(weights, dtype=np.float64)[summed].sum())
     if not denominator > 0:
-        raise ValueError(f"the summed users' weights add up to {denominator}; they must be positive.")
+        raise ValueError(f"the summed clients' weights add up to {denominator}; they must be positive.")
     return (theta + server_lr * total / denominator).astype(np.float32)
 
 
@@ -317,7 +317,7 @@ class RoundRecord:
     aggregate_seconds : float
         The aggregator's call (secure aggregation: every party's compute, in one process).
     bytes_sent, bytes_received : int
-        The aggregation's uploads and downloads over all users, as the aggregator counts them
+        The aggregation's uploads and downloads over all clients, as the aggregator counts them
         (in the clear: 4 bytes per float32 of every summed update).
     broadcast_bytes : int
         The global model sent to every participant (4 bytes per parameter each).
@@ -389,8 +389,8 @@ class FederatedTrainer(BaseEstimator):
     A scikit-learn estimator: the hyper-parameters here, the clients' data in
     :meth:`fit`, which trains ``rounds`` rounds; :meth:`step` and :meth:`run`
     continue from there. Liu et al. (TDSC 2025) run one such trainer per
-    cluster, with secure aggregation inside; unlearning a user retrains its
-    cluster from scratch: a new trainer fitted on the remaining users with a
+    cluster, with secure aggregation inside; unlearning a client retrains its
+    cluster from scratch: a new trainer fitted on the remaining clients with a
     fresh seed (:meth:`fedlib.unlearn.ClusteredUnlearning.fresh_trainer`).
 
     Every random choice comes from the root seed and the round: the initial
@@ -535,7 +535,7 @@ class FederatedTrainer(BaseEstimator):
             Each client's rows of ``X``; default one client holding every row.
         client_ids : array-like of int, optional
             Global ids of the clients (for their training streams and the
-            history); default ``0..n_clients-1``. A user keeps its stream in
+            history); default ``0..n_clients-1``. A client keeps its stream in
             whichever cluster it is trained.
         test_data : (X_test, y_test), optional
             Evaluated after every ``eval_every`` rounds (``accuracy`` in the history).
@@ -748,12 +748,12 @@ class FederatedTrainer(BaseEstimator):
         Returns
         -------
         RoundRecord
-            Participants, dropouts, summed users, times, bytes and (if due) test accuracy.
+            Participants, dropouts, summed clients, times, bytes and (if due) test accuracy.
 
         Raises
         ------
         ValueError
-            If the aggregator reports summing a user who dropped.
+            If the aggregator reports summing a client who dropped.
         """
         check_is_fitted(self, "params_")
         r = self.round_

@@ -16,7 +16,7 @@ Two paths compute the same thing up to float rounding:
   are padded with zero-weight examples.
 - ``"loop"``: one client after another, with ``torch.func.grad`` on the same loss.
 
-Many small clients (the book's 200 users × 40 images) run several times faster
+Many small clients (the book's 200 clients × 40 images) run several times faster
 with ``"vmap"``; a few large clients or a large model run faster with
 ``"loop"``; ``"auto"`` picks (``benchmarks/bench_learn.py`` measures both).
 
@@ -250,7 +250,7 @@ def check_training_data(X, y, parts=None) -> tuple[torch.Tensor, torch.Tensor, l
     ``X`` is dense, numeric, non-empty and real (scikit-learn's :func:`~sklearn.utils.check_array`
     with ``allow_nd``: images keep their shape), ``y`` holds non-negative integer labels, one per
     row, and every row a client holds is finite. Rows no client holds are not checked, since they
-    are never read: a retraining may be given ``X`` with a forgotten user's rows replaced by NaN.
+    are never read: a retraining may be given ``X`` with a forgotten client's rows replaced by NaN.
 
     Parameters
     ----------

@@ -142,7 +142,7 @@ def client_heatmap(ax: Axes, counts, *, title: str | None = None) -> Axes:
     return ax
 
 
-#: Colours of the user roles in masking-graph drawings.
+#: Colours of the client roles in masking-graph drawings.
 ROLE_COLORS = {
     "honest": PALETTE[0],
     "dropped": PALETTE[7],
@@ -154,9 +154,9 @@ ROLE_COLORS = {
 def masking_graph(
     ax: Axes, graph, *, roles: dict[int, str] | None = None, labels=None, title: str | None = None, legend: bool = True
 ):
-    """Draw a masking graph with its users on a circle, coloured by role (Liu et al. 2025, Figs. 2-3).
+    """Draw a masking graph with its clients on a circle, coloured by role (Liu et al. 2025, Figs. 2-3).
 
-    Edges touching a user who is not honest are dashed and faint: their
+    Edges touching a client who is not honest are dashed and faint: their
     masks are gone (dropped, unlearned) or known to the server (adversarial).
 
     Parameters
@@ -164,11 +164,11 @@ def masking_graph(
     ax : matplotlib Axes
         Where to draw.
     graph : fedlib.secagg.MaskingGraph
-        Anything with ``neighbors`` (one array of neighbour ids per user).
+        Anything with ``neighbors`` (one array of neighbour ids per client).
     roles : dict of int to str, optional
-        ``"dropped"``, ``"unlearned"`` or ``"adversarial"`` per user; others are ``"honest"``.
+        ``"dropped"``, ``"unlearned"`` or ``"adversarial"`` per client; others are ``"honest"``.
     labels : sequence of str, optional
-        User labels; by default ``u1, u2, ...``.
+        Client labels; by default ``u1, u2, ...``.
     title : str, optional
         Axes title.
     legend : bool, default=True

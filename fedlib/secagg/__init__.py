@@ -2,7 +2,7 @@
 
 - SecAgg and SecAgg+ (Bonawitz et al. 2017; Bell et al. 2020): X25519 key agreement, AES-GCM
   sealed Shamir shares, AES-CTR masks along a complete or Harary :class:`MaskingGraph`, double
-  masking, the protocol as :class:`Stage` s of :class:`SecAggUser` and :class:`SecAggServer`,
+  masking, the protocol as :class:`Stage` s of :class:`SecAggClient` and :class:`SecAggServer`,
   driven by :func:`secure_aggregate`; :class:`FixedPoint` encodes floats into ``Z_{2^32}``;
   what a curious server learns with a coalition or a disconnected graph (:func:`unmask_with_coalition`,
   :func:`leaked_partial_sums`); :class:`SecureAggregator` sums float model updates, one fresh round per call.
@@ -64,14 +64,14 @@ from fedlib.secagg._scma_hashed import (
     table_rows,
 )
 from fedlib.secagg._secagg import (
-    CorruptedUserView,
+    CorruptedClientView,
     EncryptedShare,
     KeyAdvertisement,
     MaskedInput,
     PhaseClock,
+    SecAggClient,
     SecAggConfig,
     SecAggServer,
-    SecAggUser,
     Stage,
     UnmaskingResponse,
 )
@@ -83,7 +83,7 @@ __all__ = [
     "PHASES",
     "SECFC_PRIME",
     "CodedDistances",
-    "CorruptedUserView",
+    "CorruptedClientView",
     "EncryptedShare",
     "FixedPoint",
     "HashedSCMAParams",
@@ -94,10 +94,10 @@ __all__ = [
     "PhaseClock",
     "SCMAParams",
     "SCMAResult",
+    "SecAggClient",
     "SecAggConfig",
     "SecAggResult",
     "SecAggServer",
-    "SecAggUser",
     "SecFC",
     "SecureAggregator",
     "SecureSum",

@@ -5,7 +5,7 @@ SecAgg+. :class:`SecureAggregator` does that for one group of participants:
 it clips and encodes their float updates into ``Z_{2^32}``
 (:class:`FixedPoint`), runs a fresh round with new keys (Bonawitz et al.
 2017 run the key set-up every round; keys whose mask key was rebuilt must not
-be reused), lets users drop out, and returns the decoded sum of the updates
+be reused), lets clients drop out, and returns the decoded sum of the updates
 that made it, with the round's bytes and time. A trainer needs only
 ``aggregate(updates, random_state=...)`` and the ``total`` and ``summed``
 attributes of the result, so a plain sum can stand in for it.
@@ -33,11 +33,11 @@ class SecureSum:
     Parameters
     ----------
     total : ndarray of float64, shape (d,)
-        Sum of the clipped, rounded updates of the users in :attr:`summed`.
+        Sum of the clipped, rounded updates of the clients in :attr:`summed`.
     summed : ndarray of int64
         Rows of the input whose updates are in :attr:`total` (the survivors ``U3``).
     bytes_sent, bytes_received : int
-        All users' uploads and downloads in this round.
+        All clients' uploads and downloads in this round.
     seconds : dict of str to float
         Compute time per protocol phase, all parties together.
     resolution : float
@@ -60,18 +60,18 @@ class SecureAggregator:
     degree : int or None
         Harary degree ``m`` of the masking graph; ``None`` for the complete graph (SecAgg).
     threshold_rate : float
-        ``ξ``: ``t = ⌈ξ·h⌉`` of the ``h`` holders of a user's shares, itself
+        ``ξ``: ``t = ⌈ξ·h⌉`` of the ``h`` holders of a client's shares, itself
         included: ``h = m + 1`` with shares among neighbours, ``h = n`` with
         ``share_holders="all"``.
     clip : float, default=1.0
         ``B``: each coordinate of an update is clipped to ``[-B, B]`` before encoding.
     share_holders : {"neighbors", "all"}, default="neighbors"
-        Who holds a user's Shamir shares besides the user itself.
+        Who holds a client's Shamir shares besides the client itself.
     dropout_rate : float, default=0.0
-        Each user drops before sending its masked input with this probability.
+        Each client drops before sending its masked input with this probability.
     threshold : int, optional
         A fixed ``t`` whatever the number of participants (Liu et al. keep the
-        ``t = ⌈ξk⌉`` of the cluster as formed after users are unlearned); at
+        ``t = ⌈ξk⌉`` of the cluster as formed after clients are unlearned); at
         most ``h``, so with ``share_holders="all"`` a round completes with
         ``t`` survivors; default ``⌈ξ·h⌉`` of the participants
         (:meth:`SecAggConfig.for_cluster`).
@@ -177,7 +177,7 @@ class SecureAggregator:
         )  # fmt: skip
         return SecureSum(
             total=fixed.decode_sum(result.total),
-            summed=result.summed_users,
+            summed=result.summed_clients,
             bytes_sent=int(result.bytes_sent.sum()),
             bytes_received=int(result.bytes_received.sum()),
             seconds=dict(result.seconds),

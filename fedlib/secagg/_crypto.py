@@ -130,7 +130,7 @@ def agree(private_key: X25519PrivateKey | bytes, peer_public_key: bytes, purpose
     ----------
     private_key : cryptography X25519PrivateKey or bytes
         One's own secret key (raw 32 bytes accepted: the server uses
-        reconstructed keys of dropped users).
+        reconstructed keys of dropped clients).
     peer_public_key : bytes
         The other party's 32-byte public key.
     purpose : bytes
@@ -203,7 +203,7 @@ def prg_words(seed: bytes, n_words: int) -> np.ndarray:
 
 
 def _nonce(sender: int, recipient: int) -> bytes:
-    # One key per pair of users and round; the two directions get different nonces.
+    # One key per pair of clients and round; the two directions get different nonces.
     return int(sender).to_bytes(6, "big") + int(recipient).to_bytes(6, "big")
 
 
@@ -217,7 +217,7 @@ def seal(key: bytes, plaintext: bytes, *, sender: int, recipient: int, context: 
     plaintext : bytes
         The message.
     sender, recipient : int
-        User ids; they fix the nonce and are authenticated.
+        Client ids; they fix the nonce and are authenticated.
     context : bytes
         Further associated data (protocol and round), authenticated.
 
@@ -261,6 +261,6 @@ def open_sealed(key: bytes, ciphertext: bytes, *, sender: int, recipient: int, c
         return AESGCM(key).decrypt(_nonce(sender, recipient), ciphertext, aad)
     except InvalidTag:
         raise TamperedMessageError(
-            f"the share message from user {sender} to user {recipient} failed AES-GCM authentication: it was "
+            f"the share message from client {sender} to client {recipient} failed AES-GCM authentication: it was "
             "altered in transit or was not sealed for this pair, direction and round."
         ) from None

@@ -76,14 +76,14 @@ class FixedPoint:
         if bound >= 2.0 ** (RING_BITS - 1):
             raise RingOverflowError(
                 f"n·B·2^f = {n}·{clip}·2^{f} = {bound:.4g} >= 2^31: a sum of {n} encodings could wrap around "
-                f"Z_2^32. Lower the clip B, the fractional bits f, or the number of users n."
+                f"Z_2^32. Lower the clip B, the fractional bits f, or the number of clients n."
             )
         word = _largest_word(clip, f)
         if n * word > _SIGNED_MAX:
             raise RingOverflowError(
                 f"n·rint(B·2^f) = {n}·{word} = {n * word} > 2^31 - 1 = {_SIGNED_MAX} (clip B={clip!r}, "
                 f"frac_bits f={f}, max_summands n={n}): after rounding, a sum of {n} clipped encodings would wrap "
-                "around Z_2^32. Lower the clip B, the fractional bits f, or the number of users n."
+                "around Z_2^32. Lower the clip B, the fractional bits f, or the number of clients n."
             )
         object.__setattr__(self, "clip", float(clip))
         object.__setattr__(self, "frac_bits", f)
@@ -127,7 +127,7 @@ class FixedPoint:
         if n * clip >= 2.0 ** (RING_BITS - 1):
             raise RingOverflowError(
                 f"no frac_bits f >= 0 keeps a sum of max_summands n={n} values clipped to clip B={clip!r} inside "
-                f"Z_2^32: n·B = {n * clip:.4g} must be below 2^31. Lower the clip B or the number of users n."
+                f"Z_2^32: n·B = {n * clip:.4g} must be below 2^31. Lower the clip B or the number of clients n."
             )
         # math.log2 of each factor: n·B may underflow to a subnormal; the cap keeps f within the ring's 31 bits
         f = min(math.floor(RING_BITS - 1 - math.log2(n) - math.log2(clip)), RING_BITS - 1)
@@ -138,7 +138,7 @@ class FixedPoint:
                 f"no frac_bits f >= 0 keeps a sum of max_summands n={n} values clipped to clip B={clip!r} inside "
                 f"Z_2^32: after rounding, n·rint(B) = {n * _largest_word(clip, 0)} (B also read as float32, where "
                 f"float32 inputs are clipped) must be at most 2^31 - 1 = {_SIGNED_MAX}. Lower the clip B or the "
-                "number of users n."
+                "number of clients n."
             )
         return cls(clip=clip, frac_bits=f, max_summands=n)
 

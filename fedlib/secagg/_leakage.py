@@ -1,15 +1,15 @@
-"""What a curious server learns from a SecAgg(+) round it ran honestly, alone or with corrupted users.
+"""What a curious server learns from a SecAgg(+) round it ran honestly, alone or with corrupted clients.
 
 Two attacks that a correct protocol must resist only within its assumptions
 (Liu et al., TDSC 2025, Requirements 1 and 3):
 
-- a coalition holding ``t`` shares of a user's mask key, together with the
-  server, unmasks that user's input (:func:`unmask_with_coalition`); with
-  ``t − 1`` shares it learns nothing. Every user holds a share of its own
-  secrets, so a corrupted user hands over its own share too; a surviving
+- a coalition holding ``t`` shares of a client's mask key, together with the
+  server, unmasks that client's input (:func:`unmask_with_coalition`); with
+  ``t − 1`` shares it learns nothing. Every client holds a share of its own
+  secrets, so a corrupted client hands over its own share too; a surviving
   target reveals its own share of ``b`` but never of ``s^SK``, so ``t`` of
   its *other* holders are needed;
-- when the masking graph restricted to the honest surviving users falls into
+- when the masking graph restricted to the honest surviving clients falls into
   several components, the server learns the sum of each component instead of
   only the total (:func:`leaked_partial_sums`; Liu et al. 2025, Fig. 3).
 """
@@ -21,19 +21,19 @@ from collections.abc import Sequence
 import numpy as np
 
 from fedlib.secagg._crypto import agree, prg_words
-from fedlib.secagg._secagg import _MASK, CorruptedUserView, SecAggServer, Stage, _pairwise_sign, _shamir
+from fedlib.secagg._secagg import _MASK, CorruptedClientView, SecAggServer, Stage, _pairwise_sign, _shamir
 
 
-def _masked_input(server: SecAggServer, user: int, late_inputs=()) -> np.ndarray:
-    if user in server.masked_inputs:
-        return server.masked_inputs[user]
+def _masked_input(server: SecAggServer, client: int, late_inputs=()) -> np.ndarray:
+    if client in server.masked_inputs:
+        return server.masked_inputs[client]
     for message in late_inputs:
-        if message.sender == user:
+        if message.sender == client:
             return message.vector
-    raise ValueError(f"the server never received a masked input from user {user}.")
+    raise ValueError(f"the server never received a masked input from client {client}.")
 
 
-def _pooled_secret(server: SecAggServer, coalition: Sequence[CorruptedUserView], target: int, which: int) -> bytes:
+def _pooled_secret(server: SecAggServer, coalition: Sequence[CorruptedClientView], target: int, which: int) -> bytes:
     """Rebuild secret ``which`` (0: ``s^SK``, 1: ``b``) of ``target`` from the server's and the coalition's shares."""
     holders = server.config.holders(target)
     position = {int(j): r for r, j in enumerate(holders)}
@@ -44,12 +44,12 @@ def _pooled_secret(server: SecAggServer, coalition: Sequence[CorruptedUserView],
             pool[response.sender] = shares[target]
     for member in coalition:
         if target in member.received_shares:
-            pool[member.user_id] = member.received_shares[target][which]
+            pool[member.client_id] = member.received_shares[target][which]
     t = server.config.threshold
     name = "mask key s^SK" if which == 0 else "self-mask seed b"
     if len(pool) < t:
         raise ValueError(
-            f"the server and the coalition hold {len(pool)} shares of the {name} of user {target}, fewer than "
+            f"the server and the coalition hold {len(pool)} shares of the {name} of client {target}, fewer than "
             f"t={t}: Shamir sharing hides it completely."
         )
     senders = sorted(pool)[:t]
@@ -62,15 +62,15 @@ def strip_pairwise_masks(
 ) -> np.ndarray:
     """``y_target`` without its pairwise masks: ``x_target + PRG(b_target)``.
 
-    The server can compute this alone for a user it treated as dropped (it
-    rebuilt that user's ``s^SK``): if the user's masked input arrives late,
+    The server can compute this alone for a client it treated as dropped (it
+    rebuilt that client's ``s^SK``): if the client's masked input arrives late,
     the self mask ``PRG(b_target)`` is all that still hides ``x_target``
     (Bonawitz et al. 2017, the reason for double masking).
 
     Parameters
     ----------
     target : int
-        The user.
+        The client.
     server : SecAggServer
         The server after a completed round.
     mask_key : bytes, optional
@@ -92,7 +92,7 @@ def strip_pairwise_masks(
     y = _masked_input(server, target, late_inputs).copy()
     if mask_key is None:
         if target not in server.rebuilt_mask_keys:
-            raise ValueError(f"the server did not rebuild the mask key of user {target}: it survived the round.")
+            raise ValueError(f"the server did not rebuild the mask key of client {target}: it survived the round.")
         mask_key = server.rebuilt_mask_keys[target]
     d = server.config.vector_length
     u2 = server.survivors[Stage.SHARE_KEYS]
@@ -109,12 +109,12 @@ def strip_pairwise_masks(
 
 
 def unmask_with_coalition(
-    target: int, coalition: Sequence[CorruptedUserView], server: SecAggServer, *, late_inputs=()
+    target: int, coalition: Sequence[CorruptedClientView], server: SecAggServer, *, late_inputs=()
 ) -> np.ndarray:
-    """The input ``x_target`` of one user, recovered by the server with the help of corrupted users.
+    """The input ``x_target`` of one client, recovered by the server with the help of corrupted clients.
 
     The server holds ``y_target`` and, from the unmasking stage, shares of
-    one of the user's two secrets (a surviving target's own share of
+    one of the client's two secrets (a surviving target's own share of
     ``b_target`` among them); the coalition adds the shares it holds. With
     ``t`` shares of both ``b_target`` and ``s_target^SK`` every mask can be
     recomputed and removed: for a survivor, ``t`` holders other than itself.
@@ -123,8 +123,8 @@ def unmask_with_coalition(
     ----------
     target : int
         The victim.
-    coalition : sequence of CorruptedUserView
-        What the corrupted users hand over (:meth:`SecAggUser.corrupt`),
+    coalition : sequence of CorruptedClientView
+        What the corrupted clients hand over (:meth:`SecAggClient.corrupt`),
         each one's own share of its own secrets included.
     server : SecAggServer
         The server after a completed round.
@@ -151,15 +151,15 @@ def unmask_with_coalition(
 
 
 def leaked_partial_sums(
-    server: SecAggServer, coalition: Sequence[CorruptedUserView] = ()
+    server: SecAggServer, coalition: Sequence[CorruptedClientView] = ()
 ) -> list[tuple[np.ndarray, np.ndarray]]:
     """Sum of the inputs of every connected component of honest survivors, as the server computes it.
 
     After a completed round the server has rebuilt ``b_i`` for every survivor
-    and ``s_j^SK`` for every dropped user; corrupted users give it their own
+    and ``s_j^SK`` for every dropped client; corrupted clients give it their own
     ``s_i^SK``. Summing ``y_i − PRG(b_i)`` over a component ``C`` of the
     masking graph restricted to honest survivors cancels the masks inside
-    ``C``; the masks on edges leaving ``C`` go to dropped or corrupted users,
+    ``C``; the masks on edges leaving ``C`` go to dropped or corrupted clients,
     whose keys the server has. So it learns ``Σ_{i ∈ C} x_i`` for every ``C``:
     only the total when the graph stays connected (Liu et al. 2025, Requirement 3).
 
@@ -167,8 +167,8 @@ def leaked_partial_sums(
     ----------
     server : SecAggServer
         The server after a completed round.
-    coalition : sequence of CorruptedUserView, default=()
-        Corrupted users who share their secrets with the server.
+    coalition : sequence of CorruptedClientView, default=()
+        Corrupted clients who share their secrets with the server.
 
     Returns
     -------
@@ -182,7 +182,7 @@ def leaked_partial_sums(
     """
     if server.stage != Stage.DONE:
         raise ValueError("the server has not completed the round: nothing to exploit yet.")
-    corrupted = {view.user_id: view for view in coalition}
+    corrupted = {view.client_id: view for view in coalition}
     u3 = server.survivors[Stage.MASKED_INPUT]
     honest = np.array(sorted(u3 - set(corrupted)), dtype=np.int64)
     keys = dict(server.rebuilt_mask_keys) | {i: v.mask_private_key for i, v in corrupted.items()}

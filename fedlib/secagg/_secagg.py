@@ -1,18 +1,18 @@
 """SecAgg and SecAgg+: secure aggregation with double masking, as explicit protocol stages.
 
-The server learns the sum of the surviving users' vectors and nothing else
-(Bonawitz et al., CCS'17, Fig. 4, semi-honest setting), even when users drop
+The server learns the sum of the surviving clients' vectors and nothing else
+(Bonawitz et al., CCS'17, Fig. 4, semi-honest setting), even when clients drop
 out. SecAgg+ (Bell et al., CCS'20) masks only along the edges of a sparse
-Harary graph, so each user does ``O(log n)`` work instead of ``O(n)``. Liu
+Harary graph, so each client does ``O(log n)`` work instead of ``O(n)``. Liu
 et al. (TDSC 2025) run SecAgg+ inside each cluster of their federated
 unlearning scheme.
 
 Stages (Bonawitz et al. 2017, rounds 0-3; the consistency check of the
 malicious setting is omitted, as the threat model is semi-honest):
 
-0. ``ADVERTISE_KEYS``: user ``i`` sends two X25519 public keys, ``c_i^PK``
+0. ``ADVERTISE_KEYS``: client ``i`` sends two X25519 public keys, ``c_i^PK``
    (to encrypt shares) and ``s_i^PK`` (to agree on masks). Survivors ``U1``.
-1. ``SHARE_KEYS``: user ``i`` draws a self-mask seed ``b_i`` and
+1. ``SHARE_KEYS``: client ``i`` draws a self-mask seed ``b_i`` and
    Shamir-shares ``b_i`` and ``s_i^SK`` with threshold ``t`` among its share
    holders ``S(i)``, itself included: it keeps one share pair, and each other
    share is sealed with AES-GCM under ``KA(c_i^SK, c_j^PK)`` and routed by the
@@ -20,21 +20,21 @@ malicious setting is omitted, as the threat model is semi-honest):
 2. ``MASKED_INPUT``: ``y_i = x_i + PRG(b_i) + Σ_{j ∈ N(i)∩U2, i<j} PRG(s_ij)
    − Σ_{j ∈ N(i)∩U2, i>j} PRG(s_ij)`` in ``Z_{2^32}``, with
    ``s_ij = KA(s_i^SK, s_j^PK)``. Survivors ``U3``.
-3. ``UNMASKING``: given ``U3``, user ``i`` reveals its share of ``b_j`` for
+3. ``UNMASKING``: given ``U3``, client ``i`` reveals its share of ``b_j`` for
    ``j ∈ U3`` and of ``s_j^SK`` for ``j ∈ U2 \\ U3``, never both for one ``j``;
    its own share of ``b_i`` is among them. The server rebuilds the seeds and
    removes the masks: ``z = Σ_{U3} x_i``.
 
 Share holders: ``S(i) = N(i) ∪ {i}`` in SecAgg+ (``share_holders="neighbors"``;
 Flower's SecAgg+ likewise has each client keep one of its shares) or every
-user in SecAgg (``"all"``), as in Bonawitz et al. 2017, Fig. 4: user ``u``
+client in SecAgg (``"all"``), as in Bonawitz et al. 2017, Fig. 4: client ``u``
 shares ``s_u^SK`` and ``b_u`` among all of ``U1``, ``u`` included, and keeps
 ``s_{u,u}`` and ``b_{u,u}``. A survivor's self-mask seed thus counts its own
 share, and with ``"all"`` a round completes with ``t`` survivors, as Liu et
-al.'s Requirement 2 ("at least ``t`` users alive") states. A dropped user's
+al.'s Requirement 2 ("at least ``t`` users alive") states. A dropped client's
 own share is gone with it: its ``s^SK`` needs ``t`` of the *other* holders.
 
-The double mask is what makes dropouts safe: if a user's ``y_j`` arrives after
+The double mask is what makes dropouts safe: if a client's ``y_j`` arrives after
 the server has asked for ``s_j^SK``, the pairwise masks come off but
 ``PRG(b_j)`` stays, and ``y_j`` still looks uniform.
 """
@@ -79,7 +79,7 @@ SHARE_BYTES = (MERSENNE_521.bit_length() + 7) // 8
 """Bytes of one Shamir share over GF(2^521 − 1)."""
 
 ID_BYTES = 4
-"""Bytes of a user id on the wire."""
+"""Bytes of a client id on the wire."""
 
 _MASK, _ENC = b"fedlib secagg mask seed", b"fedlib secagg share encryption"
 
@@ -110,18 +110,18 @@ class SecAggConfig:
     vector_length : int
         ``d``, the length of every input (``uint32`` words of ``Z_{2^32}``).
     share_holders : {"neighbors", "all"}, default="neighbors"
-        Who holds user ``i``'s shares: its graph neighbours and itself
-        (SecAgg+, Bell et al. 2020; ``m + 1`` holders) or every user, itself
+        Who holds client ``i``'s shares: its graph neighbours and itself
+        (SecAgg+, Bell et al. 2020; ``m + 1`` holders) or every client, itself
         included (SecAgg, Bonawitz et al. 2017, Fig. 4; Liu et al.'s
-        "t-out-of-k within each cluster" with a sparse masking graph). User
+        "t-out-of-k within each cluster" with a sparse masking graph). Client
         ``i`` keeps its own share: it is never sealed nor routed, and it
         answers with it in the unmasking stage if it survived.
     allow_partial_sums : bool, default=False
         ``False``: a round whose survivors ``U3`` do not form one connected
         component of the masking graph aborts, at the server and at every
-        honest user, before any unmasking share is revealed: unmasking it
+        honest client, before any unmasking share is revealed: unmasking it
         would let the server compute the sum of each component, down to a
-        single user's input (Liu et al. 2025, Fig. 3). Shares among all users
+        single client's input (Liu et al. 2025, Fig. 3). Shares among all clients
         make such rounds completable, so this is what stops them. ``True``
         lets them complete: **insecure**, for experiments on what leaks.
     round_id : int, default=0
@@ -129,8 +129,8 @@ class SecAggConfig:
     server_model : {"semi-honest", "malicious"}, default="semi-honest"
         The server the threshold must resist. Semi-honest (Liu et al.'s threat
         model): it follows the protocol, so ``t >= 2`` suffices against one
-        corrupted user. Malicious: it may tell different holders different
-        survivor lists, so ``t`` must exceed half of every user's holders (its
+        corrupted client. Malicious: it may tell different holders different
+        survivor lists, so ``t`` must exceed half of every client's holders (its
         own share included), or it could collect ``t`` shares of both ``b_j``
         and ``s_j^SK`` and unmask ``x_j`` (Bell et al. 2020 take ``t`` above
         half the neighbourhood for this reason).
@@ -141,9 +141,9 @@ class SecAggConfig:
         If ``graph`` is not a :class:`MaskingGraph` (wrap a list of neighbour
         arrays in ``MaskingGraph(tuple(...))``).
     ValueError
-        If some user has fewer than ``t`` share holders (its secrets could
+        If some client has fewer than ``t`` share holders (its secrets could
         never be rebuilt), ``t = 1`` (every holder alone could rebuild its
-        peers' secrets: no privacy against a single corrupted user), or
+        peers' secrets: no privacy against a single corrupted client), or
         ``t`` is too low for a malicious server.
 
     Examples
@@ -174,8 +174,8 @@ class SecAggConfig:
         round_id = check_scalar(self.round_id, "round_id", "int", min_val=0, max_val=2**32 - 1)
         if self.share_holders not in ("neighbors", "all"):
             raise ValueError(f"share_holders must be 'neighbors' or 'all', got {self.share_holders!r}.")
-        n = self.graph.n_users
-        # Every user holds one share of its own secrets (Bonawitz et al. 2017, Fig. 4; Flower's SecAgg+).
+        n = self.graph.n_clients
+        # Every client holds one share of its own secrets (Bonawitz et al. 2017, Fig. 4; Flower's SecAgg+).
         if self.share_holders == "neighbors":
             holders = tuple(
                 np.union1d(np.asarray(nb, dtype=np.int64), [i]).astype(np.int64)
@@ -188,7 +188,7 @@ class SecAggConfig:
         most = max(h.size for h in holders)
         if fewest < t:
             raise ValueError(
-                f"threshold t={t} exceeds the {fewest} share holders (itself included) of some user: its secrets "
+                f"threshold t={t} exceeds the {fewest} share holders (itself included) of some client: its secrets "
                 "could never be rebuilt. Use a denser graph or a lower threshold."
             )
         if self.server_model not in ("semi-honest", "malicious"):
@@ -200,9 +200,9 @@ class SecAggConfig:
             )
         if self.server_model == "malicious" and 2 * t <= most:
             raise ValueError(
-                f"threshold t={t} is at most half of the {most} share holders (itself included) of some user: a "
+                f"threshold t={t} is at most half of the {most} share holders (itself included) of some client: a "
                 "malicious server that gives different holders different survivor lists could collect t shares of "
-                f"both secrets of one user and unmask its input. Use t > {most // 2}."
+                f"both secrets of one client and unmask its input. Use t > {most // 2}."
             )
         allow = check_bool(self.allow_partial_sums, "allow_partial_sums")
         for name, value in (("threshold", t), ("vector_length", d), ("round_id", round_id), ("_holders", holders),
@@ -224,7 +224,7 @@ class SecAggConfig:
     ) -> SecAggConfig:
         """The configuration of one cluster of Liu et al. (2025): Harary degree ``m`` and ``t = ⌈ξ·h⌉``.
 
-        ``h`` is the number of holders of a user's shares, itself included:
+        ``h`` is the number of holders of a client's shares, itself included:
         ``m + 1`` in SecAgg+ (its ``m`` neighbours and itself), the cluster
         size ``k`` when shares go to the whole cluster (Liu et al.'s
         "t-out-of-k within each cluster": ``k`` holders, ``t = ⌈ξk⌉``). ``t``
@@ -242,16 +242,16 @@ class SecAggConfig:
         vector_length : int
             ``d``.
         share_holders : {"neighbors", "all"}, default="neighbors"
-            Who holds a user's shares.
+            Who holds a client's shares.
         threshold : int, optional
             A fixed ``t`` instead of ``⌈ξ·h⌉``: Liu et al. keep the ``t`` of the
-            cluster as it was formed after some of its users are unlearned
+            cluster as it was formed after some of its clients are unlearned
             (Requirement 2 counts the survivors against it). It may be as large
             as ``h``.
         round_id : int, default=0
             Bound into sealed shares.
         random_state : int, numpy.random.Generator or None, default=None
-            Seats the users on the Harary circle.
+            Seats the clients on the Harary circle.
 
         Returns
         -------
@@ -267,7 +267,7 @@ class SecAggConfig:
         k = check_scalar(cluster_size, "cluster_size (k)", "int", min_val=1)
         if k < 3:
             raise ValueError(
-                f"a cluster of k={k} users has no private setting: with two users each learns the other's input "
+                f"a cluster of k={k} clients has no private setting: with two clients each learns the other's input "
                 "from the sum."
             )
         rate = check_scalar(threshold_rate, "threshold_rate (ξ)", "real", min_val=0.0, max_val=1.0, include_min=False)
@@ -276,7 +276,7 @@ class SecAggConfig:
         else:
             m = int(degree) + (int(degree) % 2 and k % 2)
             graph = harary_graph(k, m, random_state=random_state)
-        holders = k if share_holders == "all" else graph.degree + 1  # h: a user holds a share of its own secrets
+        holders = k if share_holders == "all" else graph.degree + 1  # h: a client holds a share of its own secrets
         if threshold is None:
             t = int(min(max(math.ceil(rate * holders - 1e-9), 2), holders))
         else:
@@ -284,57 +284,57 @@ class SecAggConfig:
             if t > holders:
                 raise ValueError(
                     f"the fixed threshold t={t} exceeds the {holders} share holders (itself included) of each of the "
-                    f"{k} users left: no secret could be rebuilt (Requirement 2: at least t users alive; the cluster "
-                    "lost too many users)."
+                    f"{k} clients left: no secret could be rebuilt (Requirement 2: at least t clients alive; the "
+                    "cluster lost too many clients)."
                 )
         return cls(graph, threshold=t, vector_length=vector_length, share_holders=share_holders, round_id=round_id)
 
     @property
-    def n_users(self) -> int:
-        """Number of users ``n``."""
-        return self.graph.n_users
+    def n_clients(self) -> int:
+        """Number of clients ``n``."""
+        return self.graph.n_clients
 
-    def holders(self, user: int) -> np.ndarray:
-        """The users who hold shares of ``user``'s secrets, sorted; share ``r`` goes to ``holders(user)[r]``.
+    def holders(self, client: int) -> np.ndarray:
+        """The clients who hold shares of ``client``'s secrets, sorted; share ``r`` goes to ``holders(client)[r]``.
 
-        ``user`` is among them (Bonawitz et al. 2017, Fig. 4): it keeps its own
+        ``client`` is among them (Bonawitz et al. 2017, Fig. 4): it keeps its own
         share, which is never sealed nor routed through the server.
 
         Parameters
         ----------
-        user : int
-            A user id.
+        client : int
+            A client id.
 
         Returns
         -------
         ndarray of int
-            Sorted user ids.
+            Sorted client ids.
         """
-        return self._holders[user]
+        return self._holders[client]
 
     def holder_matrix(self):
         """The sparse ``n × n`` 0/1 matrix ``H[i, j] = 1`` iff ``j`` holds shares of ``i``'s secrets.
 
-        The diagonal is all ones: every user holds a share of its own secrets.
+        The diagonal is all ones: every client holds a share of its own secrets.
 
         Returns
         -------
         scipy.sparse.csr_array of int32
             One row per owner.
         """
-        rows = np.repeat(np.arange(self.n_users), [h.size for h in self._holders])
+        rows = np.repeat(np.arange(self.n_clients), [h.size for h in self._holders])
         cols = np.concatenate(self._holders)
-        return csr_array((np.ones(rows.size, dtype=np.int32), (rows, cols)), shape=(self.n_users, self.n_users))
+        return csr_array((np.ones(rows.size, dtype=np.int32), (rows, cols)), shape=(self.n_clients, self.n_clients))
 
     def completes_without(self, dropped) -> np.ndarray:
-        """Whether a round completes when the users in ``dropped`` go silent before masking, for many patterns.
+        """Whether a round completes when the clients in ``dropped`` go silent before masking, for many patterns.
 
-        With every other user answering every stage, the server needs ``t``
+        With every other client answering every stage, the server needs ``t``
         live holders for the self-mask seed of each survivor (the survivor
         itself counts: it reveals its own share) and for the mask key of each
-        dropped user (whose own share is gone with it), and ``t`` survivors;
+        dropped client (whose own share is gone with it), and ``t`` survivors;
         and, unless ``allow_partial_sums``, survivors that form one connected
-        component of the masking graph. With shares among all users on the
+        component of the masking graph. With shares among all clients on the
         complete graph this is exactly "at least ``t`` survivors".
 
         Parameters
@@ -350,13 +350,13 @@ class SecAggConfig:
         Raises
         ------
         ValueError
-            If a pattern does not have one entry per user.
+            If a pattern does not have one entry per client.
         """
         D = np.asarray(dropped, dtype=bool)
         single = D.ndim == 1
         D = np.atleast_2d(D)
-        if D.shape[1] != self.n_users:
-            raise ValueError(f"dropout patterns need {self.n_users} columns, got {D.shape[1]}.")
+        if D.shape[1] != self.n_clients:
+            raise ValueError(f"dropout patterns need {self.n_clients} columns, got {D.shape[1]}.")
         alive = (~D).astype(np.int32)
         live_holders = (self.holder_matrix() @ alive.T).T  # (n_patterns, n): live holders of each owner
         ok = np.all(live_holders >= self.threshold, axis=1) & (alive.sum(axis=1) >= self.threshold)
@@ -367,7 +367,7 @@ class SecAggConfig:
     def check_survivors(self, survivors: Collection[int]) -> None:
         """Refuse to unmask a round whose survivors would reveal less than their whole sum.
 
-        The server and every honest user call this on ``U3`` before anything
+        The server and every honest client call this on ``U3`` before anything
         is unmasked: if the survivors fall into several components of the
         masking graph, the server could compute the sum of each one from its
         own view (Liu et al. 2025, Fig. 3).
@@ -375,7 +375,7 @@ class SecAggConfig:
         Parameters
         ----------
         survivors : collection of int
-            ``U3``, the users whose masked inputs are to be summed.
+            ``U3``, the clients whose masked inputs are to be summed.
 
         Raises
         ------
@@ -390,7 +390,7 @@ class SecAggConfig:
             raise SecAggAbort(
                 f"the {sum(sizes)} survivors fall into {len(pieces)} components of the masking graph (sizes {sizes}): "
                 "unmasking would let the server compute each component's sum"
-                + (", one of them a single user's input" if sizes[-1] == 1 else "")
+                + (", one of them a single client's input" if sizes[-1] == 1 else "")
                 + ", not only the total. The round aborts and outputs nothing."
             )
 
@@ -454,12 +454,12 @@ class PhaseClock:
 # ---------------------------------------------------------------------------------------------------- messages
 @dataclass(frozen=True)
 class KeyAdvertisement:
-    """Stage 0, user to server: the two public keys of ``sender``.
+    """Stage 0, client to server: the two public keys of ``sender``.
 
     Parameters
     ----------
     sender : int
-        The user.
+        The client.
     encryption_key : bytes
         ``c_i^PK``, 32 bytes: others seal their shares for it under ``KA(c_j^SK, c_i^PK)``.
     mask_key : bytes
@@ -478,12 +478,12 @@ class KeyAdvertisement:
 
 @dataclass(frozen=True)
 class EncryptedShare:
-    """Stage 1, user to server to user: ``sender``'s shares for ``recipient``, sealed with AES-GCM.
+    """Stage 1, client to server to client: ``sender``'s shares for ``recipient``, sealed with AES-GCM.
 
     Parameters
     ----------
     sender, recipient : int
-        The two users.
+        The two clients.
     ciphertext : bytes
         AES-GCM of ``sender‖recipient‖share(s_sender^SK)‖share(b_sender)``.
     """
@@ -500,12 +500,12 @@ class EncryptedShare:
 
 @dataclass(frozen=True)
 class MaskedInput:
-    """Stage 2, user to server: ``y_i``, the input under its pairwise and self masks.
+    """Stage 2, client to server: ``y_i``, the input under its pairwise and self masks.
 
     Parameters
     ----------
     sender : int
-        The user.
+        The client.
     vector : ndarray of uint32
         ``y_i``.
     """
@@ -521,12 +521,12 @@ class MaskedInput:
 
 @dataclass(frozen=True)
 class UnmaskingResponse:
-    """Stage 3, user to server: shares of ``s_j^SK`` of dropped ``j`` and of ``b_j`` of surviving ``j``.
+    """Stage 3, client to server: shares of ``s_j^SK`` of dropped ``j`` and of ``b_j`` of surviving ``j``.
 
     Parameters
     ----------
     sender : int
-        The user.
+        The client.
     mask_key_shares : dict of int to int
         Its shares of ``s_j^SK``, per dropped peer ``j``.
     self_mask_shares : dict of int to int
@@ -558,25 +558,25 @@ def _refuse_repeated_senders(messages: Sequence, what: str) -> None:
     for message in messages:
         if message.sender in seen:
             raise ValueError(
-                f"user {message.sender} sent its {what} twice: each user sends one per stage, and a second one "
+                f"client {message.sender} sent its {what} twice: each client sends one per stage, and a second one "
                 "must not replace the first."
             )
         seen.add(message.sender)
 
 
 def _pairwise_sign(i: int, j: int) -> int:
-    """``+1`` if user ``i`` adds ``PRG(s_ij)`` (``i < j``), ``-1`` if it subtracts it."""
+    """``+1`` if client ``i`` adds ``PRG(s_ij)`` (``i < j``), ``-1`` if it subtracts it."""
     return 1 if i < j else -1
 
 
 @dataclass(frozen=True)
-class CorruptedUserView:
-    """Everything a user knows at the end of a round: what it hands over when it colludes with the server.
+class CorruptedClientView:
+    """Everything a client knows at the end of a round: what it hands over when it colludes with the server.
 
     Parameters
     ----------
-    user_id : int
-        The corrupted user.
+    client_id : int
+        The corrupted client.
     vector : ndarray of uint32
         Its own input ``x_i``.
     mask_private_key : bytes
@@ -584,24 +584,24 @@ class CorruptedUserView:
     self_mask_seed : bytes
         ``b_i``, 32 bytes.
     received_shares : dict of int to tuple of int
-        Per owner ``j``: this user's shares of ``(s_j^SK, b_j)``, its own
+        Per owner ``j``: this client's shares of ``(s_j^SK, b_j)``, its own
         share of its own secrets included (under its own id).
     """
 
-    user_id: int
+    client_id: int
     vector: np.ndarray
     mask_private_key: bytes
     self_mask_seed: bytes
     received_shares: dict[int, tuple[int, int]]
 
 
-# ------------------------------------------------------------------------------------------------------- users
-class SecAggUser:
-    """One honest user of a SecAgg(+) round: a state machine over :class:`Stage`.
+# ------------------------------------------------------------------------------------------------------- clients
+class SecAggClient:
+    """One honest client of a SecAgg(+) round: a state machine over :class:`Stage`.
 
     Parameters
     ----------
-    user_id : int
+    client_id : int
         Its id in ``[0, n)``.
     vector : array-like of uint32, shape (d,)
         Its input ``x_i`` in ``Z_{2^32}`` (see :class:`FixedPoint`).
@@ -628,18 +628,18 @@ class SecAggUser:
 
     def __init__(
         self,
-        user_id: int,
+        client_id: int,
         vector,
         config: SecAggConfig,
         *,
         random_state: SeedLike | str = "secrets",
         clock: PhaseClock | None = None,
     ) -> None:
-        self.user_id = check_scalar(user_id, "user_id", "int", min_val=0, max_val=config.n_users - 1)
+        self.client_id = check_scalar(client_id, "client_id", "int", min_val=0, max_val=config.n_clients - 1)
         x = np.asarray(vector)
         if x.dtype != np.uint32 or x.shape != (config.vector_length,):
             raise ValueError(
-                f"user {user_id}'s input must be a uint32 vector of length d={config.vector_length}, "
+                f"client {client_id}'s input must be a uint32 vector of length d={config.vector_length}, "
                 f"got dtype {x.dtype} and shape {x.shape}; encode floats with FixedPoint first."
             )
         self.config = config
@@ -648,13 +648,13 @@ class SecAggUser:
         # One stream for keys, seeds and Shamir masks: a Generator advances, "secrets" reads the OS.
         self._random_state = check_key_source(random_state)
         self._clock = clock or PhaseClock()
-        self._neighbors = config.graph.neighbors[self.user_id]
-        self._holders = config.holders(self.user_id)
+        self._neighbors = config.graph.neighbors[self.client_id]
+        self._holders = config.holders(self.client_id)
 
     def _expect(self, stage: Stage) -> None:
         if self.stage != stage:
             raise ProtocolStageError(
-                f"user {self.user_id} is at stage {self.stage.name} and received a {stage.name} message."
+                f"client {self.client_id} is at stage {self.stage.name} and received a {stage.name} message."
             )
 
     def advertise_keys(self) -> KeyAdvertisement:
@@ -675,19 +675,19 @@ class SecAggUser:
             self._c_sk, c_pk = generate_keypair(self._random_state)
             self._s_sk, s_pk = generate_keypair(self._random_state)
         self.stage = Stage.SHARE_KEYS
-        return KeyAdvertisement(self.user_id, c_pk, s_pk)
+        return KeyAdvertisement(self.client_id, c_pk, s_pk)
 
     def share_keys(self, public_keys: Mapping[int, KeyAdvertisement]) -> list[EncryptedShare]:
         """Stage 1: Shamir-share ``s_i^SK`` and a fresh self-mask seed ``b_i``, keep one share, seal the others.
 
-        The user is one of its own share holders (Bonawitz et al. 2017,
+        The client is one of its own share holders (Bonawitz et al. 2017,
         Fig. 4): it keeps its share pair locally, unsealed; every other
         surviving holder gets its pair sealed, routed by the server.
 
         Parameters
         ----------
         public_keys : mapping of int to KeyAdvertisement
-            The advertisements the server forwarded: those of this user's
+            The advertisements the server forwarded: those of this client's
             neighbours and share holders that survived stage 0 (not its own).
 
         Returns
@@ -706,15 +706,17 @@ class SecAggUser:
         t = self.config.threshold
         for j, advert in public_keys.items():
             if advert.sender != j:
-                raise ValueError(f"the key advertisement filed under user {j} was sent by user {advert.sender}.")
-        if self.user_id in public_keys:
-            raise ValueError(f"user {self.user_id} was forwarded its own key advertisement: it keeps its own share.")
+                raise ValueError(f"the key advertisement filed under client {j} was sent by client {advert.sender}.")
+        if self.client_id in public_keys:
+            raise ValueError(
+                f"client {self.client_id} was forwarded its own key advertisement: it keeps its own share."
+            )
         self._public_keys = dict(public_keys)
         self._enc_keys: dict[int, bytes] = {}
-        alive_holders = [int(j) for j in self._holders if int(j) == self.user_id or int(j) in public_keys]
+        alive_holders = [int(j) for j in self._holders if int(j) == self.client_id or int(j) in public_keys]
         if len(alive_holders) < t:
             raise SecAggAbort(
-                f"user {self.user_id}: only {len(alive_holders)} of its share holders (itself included) are left "
+                f"client {self.client_id}: only {len(alive_holders)} of its share holders (itself included) are left "
                 f"after key advertisement, fewer than the threshold t={t}."
             )
         with self._clock("sharing"):
@@ -724,7 +726,7 @@ class SecAggUser:
             position = {int(j): r for r, j in enumerate(self._holders)}
         messages = []
         for j in alive_holders:
-            if j == self.user_id:  # its own share stays here: never sealed, never routed, never on the wire
+            if j == self.client_id:  # its own share stays here: never sealed, never routed, never on the wire
                 r = position[j]
                 self._own_share = (int(shares[r, 0]), int(shares[r, 1]))
                 continue
@@ -732,11 +734,11 @@ class SecAggUser:
                 key = self._encryption_key(j)
             with self._clock("sharing"):
                 r = position[j]
-                plaintext = _share_plaintext(self.user_id, j, shares[r, 0], shares[r, 1])
+                plaintext = _share_plaintext(self.client_id, j, shares[r, 0], shares[r, 1])
                 ciphertext = seal(
-                    key, plaintext, sender=self.user_id, recipient=j, context=self.config.context(Stage.SHARE_KEYS)
+                    key, plaintext, sender=self.client_id, recipient=j, context=self.config.context(Stage.SHARE_KEYS)
                 )
-            messages.append(EncryptedShare(self.user_id, j, ciphertext))
+            messages.append(EncryptedShare(self.client_id, j, ciphertext))
         self.stage = Stage.MASKED_INPUT
         return messages
 
@@ -752,9 +754,9 @@ class SecAggUser:
         Parameters
         ----------
         survivors : collection of int
-            ``U2``, the users whose shares the server routed (announced by the server).
+            ``U2``, the clients whose shares the server routed (announced by the server).
         shares : sequence of EncryptedShare
-            The sealed shares addressed to this user.
+            The sealed shares addressed to this client.
 
         Returns
         -------
@@ -766,26 +768,26 @@ class SecAggUser:
         ProtocolStageError
             If called at another stage.
         fedlib.exceptions.TamperedMessageError
-            If a share fails authentication, or is addressed to another user.
+            If a share fails authentication, or is addressed to another client.
         SecAggAbort
-            If fewer than ``t`` users survived stage 1.
+            If fewer than ``t`` clients survived stage 1.
         """
         self._expect(Stage.MASKED_INPUT)
         u2 = {int(j) for j in survivors}
         if len(u2) < self.config.threshold:
             raise SecAggAbort(
-                f"user {self.user_id}: {len(u2)} users survived share distribution, fewer than "
+                f"client {self.client_id}: {len(u2)} clients survived share distribution, fewer than "
                 f"t={self.config.threshold}."
             )
         self._received: dict[int, tuple[int, int]] = {}
         context = self.config.context(Stage.SHARE_KEYS)
         for message in shares:
-            if message.sender == self.user_id:
+            if message.sender == self.client_id:
                 raise TamperedMessageError(
-                    f"user {self.user_id} received a sealed share from itself: it never sends its own share."
+                    f"client {self.client_id} received a sealed share from itself: it never sends its own share."
                 )
             self._received[message.sender] = self._open(message, context)
-        self._received[self.user_id] = self._own_share
+        self._received[self.client_id] = self._own_share
         self._u2 = u2
         with self._clock("masking"):
             y = self._x + prg_words(self._b, self.config.vector_length)
@@ -796,41 +798,43 @@ class SecAggUser:
             with self._clock("key agreement"):
                 seed = agree(self._s_sk, self._public_keys[j].mask_key, _MASK)
             with self._clock("masking"):
-                if _pairwise_sign(self.user_id, j) > 0:
+                if _pairwise_sign(self.client_id, j) > 0:
                     y += prg_words(seed, self.config.vector_length)
                 else:
                     y -= prg_words(seed, self.config.vector_length)
         self.stage = Stage.UNMASKING
-        return MaskedInput(self.user_id, y)
+        return MaskedInput(self.client_id, y)
 
     def _open(self, message: EncryptedShare, context: bytes) -> tuple[int, int]:
-        if message.recipient != self.user_id:
+        if message.recipient != self.client_id:
             raise TamperedMessageError(
-                f"user {self.user_id} received a share addressed to user {message.recipient} (from user "
+                f"client {self.client_id} received a share addressed to client {message.recipient} (from client "
                 f"{message.sender}): the server misrouted it."
             )
         sender = message.sender
         if sender not in self._public_keys:
-            raise TamperedMessageError(f"user {self.user_id} received a share from user {sender}, who has no key.")
+            raise TamperedMessageError(
+                f"client {self.client_id} received a share from client {sender}, who has no key."
+            )
         with self._clock("key agreement"):
             key = self._encryption_key(sender)
         with self._clock("sharing"):
-            plaintext = open_sealed(key, message.ciphertext, sender=sender, recipient=self.user_id, context=context)
+            plaintext = open_sealed(key, message.ciphertext, sender=sender, recipient=self.client_id, context=context)
         claimed_sender = int.from_bytes(plaintext[:ID_BYTES], "big")
         claimed_recipient = int.from_bytes(plaintext[ID_BYTES : 2 * ID_BYTES], "big")
-        if (claimed_sender, claimed_recipient) != (sender, self.user_id):
+        if (claimed_sender, claimed_recipient) != (sender, self.client_id):
             raise TamperedMessageError(
-                f"a share sealed as {claimed_sender} -> {claimed_recipient} arrived as {sender} -> {self.user_id}."
+                f"a share sealed as {claimed_sender} -> {claimed_recipient} arrived as {sender} -> {self.client_id}."
             )
         body = plaintext[2 * ID_BYTES :]
         return int.from_bytes(body[:SHARE_BYTES], "big"), int.from_bytes(body[SHARE_BYTES:], "big")
 
-    def corrupt(self) -> CorruptedUserView:
-        """Hand everything this user knows to a coalition (a corrupted user; for privacy experiments).
+    def corrupt(self) -> CorruptedClientView:
+        """Hand everything this client knows to a coalition (a corrupted client; for privacy experiments).
 
         Returns
         -------
-        CorruptedUserView
+        CorruptedClientView
             Its input, secrets and the shares it received.
 
         Raises
@@ -839,9 +843,11 @@ class SecAggUser:
             Before it has masked its input (it holds no shares yet).
         """
         if self.stage < Stage.UNMASKING:
-            raise ProtocolStageError(f"user {self.user_id} has not received its shares yet (stage {self.stage.name}).")
-        return CorruptedUserView(
-            user_id=self.user_id,
+            raise ProtocolStageError(
+                f"client {self.client_id} has not received its shares yet (stage {self.stage.name})."
+            )
+        return CorruptedClientView(
+            client_id=self.client_id,
             vector=self._x.copy(),
             mask_private_key=private_bytes(self._s_sk),
             self_mask_seed=self._b,
@@ -853,49 +859,49 @@ class SecAggUser:
 
         Its own share counts like the others: a survivor reveals its share of
         its own ``b_i`` (Bonawitz et al. 2017, Fig. 4: ``b_{v,u}`` for every
-        ``v ∈ U3``, ``u`` itself included). A user the server declared dropped
+        ``v ∈ U3``, ``u`` itself included). A client the server declared dropped
         although it is still speaking (its masked input came late) reveals
         its share of its own ``s_i^SK``, never of ``b_i``.
 
         Parameters
         ----------
         survivors : collection of int
-            ``U3``, the users whose masked input the server received.
+            ``U3``, the clients whose masked input the server received.
 
         Returns
         -------
         UnmaskingResponse
-            The shares this user holds, one kind per owner, its own included.
+            The shares this client holds, one kind per owner, its own included.
 
         Raises
         ------
         ProtocolStageError
-            If called at another stage, in particular a second time: a user
+            If called at another stage, in particular a second time: a client
             answers one survivor list per round, so a server cannot ask for
             ``b_j`` and later for ``s_j^SK`` of the same ``j``.
         PrivacyViolationError
-            If the list names users that never sent shares (``U3 ⊄ U2``), or
-            users that fall into several components of the masking graph
+            If the list names clients that never sent shares (``U3 ⊄ U2``), or
+            clients that fall into several components of the masking graph
             (:meth:`SecAggConfig.check_survivors`): an honest server would have
             aborted, and answering would let it compute partial sums.
         SecAggAbort
-            If fewer than ``t`` users survived stage 2.
+            If fewer than ``t`` clients survived stage 2.
         """
         self._expect(Stage.UNMASKING)
         u3 = {int(j) for j in survivors}
         if not u3 <= self._u2:
             raise PrivacyViolationError(
-                f"user {self.user_id} was told that users {sorted(u3 - self._u2)} sent masked inputs, but they "
+                f"client {self.client_id} was told that clients {sorted(u3 - self._u2)} sent masked inputs, but they "
                 "never sent shares: revealing anything for them could unmask an individual input."
             )
         if len(u3) < self.config.threshold:
             raise SecAggAbort(
-                f"user {self.user_id}: {len(u3)} masked inputs arrived, fewer than t={self.config.threshold}."
+                f"client {self.client_id}: {len(u3)} masked inputs arrived, fewer than t={self.config.threshold}."
             )
         try:
             self.config.check_survivors(u3)
         except SecAggAbort as error:
-            raise PrivacyViolationError(f"user {self.user_id} refuses to unmask: {error}") from None
+            raise PrivacyViolationError(f"client {self.client_id} refuses to unmask: {error}") from None
         key_shares, seed_shares = {}, {}
         for j, (key_share, seed_share) in self._received.items():
             if j in u3:
@@ -903,14 +909,14 @@ class SecAggUser:
             elif j in self._u2:
                 key_shares[j] = key_share
         self.stage = Stage.DONE
-        return UnmaskingResponse(self.user_id, key_shares, seed_shares)
+        return UnmaskingResponse(self.client_id, key_shares, seed_shares)
 
 
 # ------------------------------------------------------------------------------------------------------ server
 class SecAggServer:
     """The server of a SecAgg(+) round: routes messages, then removes the masks from the sum.
 
-    It sees only what users send it; :attr:`view` keeps every message, so a
+    It sees only what clients send it; :attr:`view` keeps every message, so a
     chapter or a test can inspect exactly what a curious server holds.
 
     Parameters
@@ -949,12 +955,12 @@ class SecAggServer:
         t = self.config.threshold
         if len(alive) < t:
             raise SecAggAbort(
-                f"only {len(alive)} users sent their {stage.name} message, fewer than the threshold t={t}: the "
+                f"only {len(alive)} clients sent their {stage.name} message, fewer than the threshold t={t}: the "
                 "round aborts and outputs nothing."
             )
 
     def collect_keys(self, adverts: Sequence[KeyAdvertisement]) -> dict[int, dict[int, KeyAdvertisement]]:
-        """Stage 0: record ``U1`` and forward to each user the keys of its neighbours and holders.
+        """Stage 0: record ``U1`` and forward to each client the keys of its neighbours and holders.
 
         Parameters
         ----------
@@ -964,29 +970,29 @@ class SecAggServer:
         Returns
         -------
         dict of int to dict of int to KeyAdvertisement
-            Per user of ``U1``: the advertisements it needs.
+            Per client of ``U1``: the advertisements it needs.
 
         Raises
         ------
         ProtocolStageError
             If called at another stage.
         ValueError
-            If one user sent two advertisements (the second would silently replace the first).
+            If one client sent two advertisements (the second would silently replace the first).
         SecAggAbort
             If ``|U1| < t``.
         """
         self._expect(Stage.ADVERTISE_KEYS)
         _refuse_repeated_senders(adverts, "key advertisement")
         self.view[Stage.ADVERTISE_KEYS].extend(adverts)
-        by_user = {a.sender: a for a in adverts}
-        u1 = frozenset(by_user)
+        by_client = {a.sender: a for a in adverts}
+        u1 = frozenset(by_client)
         self.survivors[Stage.ADVERTISE_KEYS] = u1
         self._check_quorum(Stage.ADVERTISE_KEYS, u1)
-        self.public_keys = by_user
+        self.public_keys = by_client
         out = {}
         for i in u1:
             wanted = set(self.config.graph.neighbors[i].tolist()) | set(self.config.holders(i).tolist())
-            out[i] = {j: by_user[j] for j in sorted(wanted - {i}) if j in u1}
+            out[i] = {j: by_client[j] for j in sorted(wanted - {i}) if j in u1}
         self.stage = Stage.SHARE_KEYS
         return out
 
@@ -996,14 +1002,14 @@ class SecAggServer:
         Parameters
         ----------
         outboxes : mapping of int to sequence of EncryptedShare
-            Per sending user, its sealed shares.
+            Per sending client, its sealed shares.
 
         Returns
         -------
         survivors : frozenset of int
             ``U2``.
         deliveries : dict of int to list of EncryptedShare
-            Per user of ``U2``: the shares addressed to it.
+            Per client of ``U2``: the shares addressed to it.
 
         Raises
         ------
@@ -1020,7 +1026,7 @@ class SecAggServer:
         for sender, messages in outboxes.items():
             for message in messages:
                 if message.sender != sender:
-                    raise TamperedMessageError(f"user {sender} sent a share claiming to come from {message.sender}.")
+                    raise TamperedMessageError(f"client {sender} sent a share claiming to come from {message.sender}.")
                 self.view[Stage.SHARE_KEYS].append(message)
                 if message.recipient in deliveries:
                     deliveries[message.recipient].append(message)
@@ -1028,7 +1034,7 @@ class SecAggServer:
         return u2, deliveries
 
     def collect_masked_inputs(self, inputs: Sequence[MaskedInput]) -> frozenset[int]:
-        """Stage 2: record ``U3``, the users whose ``y_i`` arrived in time.
+        """Stage 2: record ``U3``, the clients whose ``y_i`` arrived in time.
 
         Parameters
         ----------
@@ -1038,14 +1044,14 @@ class SecAggServer:
         Returns
         -------
         frozenset of int
-            ``U3``, to be sent to the users.
+            ``U3``, to be sent to the clients.
 
         Raises
         ------
         ProtocolStageError
             If called at another stage.
         ValueError
-            If one user sent two masked inputs (a second must not replace the
+            If one client sent two masked inputs (a second must not replace the
             first), or an input is not of length ``vector_length``.
         SecAggAbort
             If ``|U3| < t``, or ``U3`` falls into several components of the
@@ -1058,7 +1064,7 @@ class SecAggServer:
             shape = np.shape(m.vector)
             if shape != (d,):
                 raise ValueError(
-                    f"the masked input of user {m.sender} has shape {shape}: every masked input must be a vector "
+                    f"the masked input of client {m.sender} has shape {shape}: every masked input must be a vector "
                     f"of vector_length d={d} words of Z_2^32."
                 )
         self.view[Stage.MASKED_INPUT].extend(inputs)
@@ -1088,7 +1094,7 @@ class SecAggServer:
         ProtocolStageError
             If called at another stage.
         ValueError
-            If one user sent two responses.
+            If one client sent two responses.
         SecAggAbort
             If some secret the server needs has fewer than ``t`` shares among
             the responses: the round outputs nothing.
@@ -1146,7 +1152,7 @@ class SecAggServer:
         for owner in sorted(shares):
             if len(shares[owner]) < t:
                 raise SecAggAbort(
-                    f"the {what} of user {owner} has {len(shares[owner])} shares among the responses, fewer than "
+                    f"the {what} of client {owner} has {len(shares[owner])} shares among the responses, fewer than "
                     f"t={t}: the round aborts and outputs nothing."
                 )
             position = {int(j): r for r, j in enumerate(self.config.holders(owner))}
@@ -1160,7 +1166,7 @@ class SecAggServer:
                 secrets = _shamir(n_holders, t).reconstruct_bytes(values, list(positions), KEY_BYTES)
             except (DecodingError, ValueError) as error:
                 raise TamperedMessageError(
-                    f"the {len(positions)} shares of the {what} of users {owners} do not lie on one polynomial of "
+                    f"the {len(positions)} shares of the {what} of clients {owners} do not lie on one polynomial of "
                     f"degree t - 1 = {t - 1}: some holder sent a wrong share. The round aborts rather than output a "
                     f"wrong sum ({error})"
                 ) from None

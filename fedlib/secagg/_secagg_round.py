@@ -14,9 +14,9 @@ from fedlib.secagg._secagg import (
     ID_BYTES,
     MaskedInput,
     PhaseClock,
+    SecAggClient,
     SecAggConfig,
     SecAggServer,
-    SecAggUser,
     Stage,
 )
 
@@ -35,15 +35,15 @@ class SecAggResult:
     survivors : dict of Stage to frozenset of int
         ``U1``..``U4``: who sent a message at each stage.
     bytes_sent, bytes_received : ndarray of int, shape (n,)
-        Per user, bytes uploaded to and downloaded from the server.
+        Per client, bytes uploaded to and downloaded from the server.
     seconds : dict of str to float
         Compute time of all parties together, per phase (:data:`PHASES`).
     server : SecAggServer
         The server after the round; :attr:`SecAggServer.view` holds every message it saw.
     late_inputs : list of MaskedInput
         Masked inputs that reached the server after it had asked for unmasking.
-    users : dict of int to SecAggUser
-        The users' end states, for privacy experiments (:meth:`SecAggUser.corrupt`).
+    clients : dict of int to SecAggClient
+        The clients' end states, for privacy experiments (:meth:`SecAggClient.corrupt`).
     """
 
     total: np.ndarray
@@ -53,11 +53,11 @@ class SecAggResult:
     seconds: dict[str, float]
     server: SecAggServer
     late_inputs: list[MaskedInput]
-    users: dict[int, SecAggUser]
+    clients: dict[int, SecAggClient]
 
     @property
-    def summed_users(self) -> np.ndarray:
-        """The users whose inputs are in :attr:`total` (``U3``), sorted."""
+    def summed_clients(self) -> np.ndarray:
+        """The clients whose inputs are in :attr:`total` (``U3``), sorted."""
         return np.array(sorted(self.survivors[Stage.MASKED_INPUT]), dtype=np.int64)
 
 
@@ -78,24 +78,25 @@ def _dropout_stage(stage) -> Stage:
         found = None
     if found is None or found == Stage.DONE:
         raise ValueError(
-            f"dropouts: unknown stage {stage!r}; users can drop before one of the stages {valid} (a Stage or its name)."
+            f"dropouts: unknown stage {stage!r}; clients can drop before one of the stages {valid} "
+            "(a Stage or its name)."
         )
     return found
 
 
-def _user_ids(users, n: int, name: str) -> frozenset[int]:
-    ids = check_ids(users if isinstance(users, np.ndarray) else np.asarray(list(users)), name)
+def _client_ids(clients, n: int, name: str) -> frozenset[int]:
+    ids = check_ids(clients if isinstance(clients, np.ndarray) else np.asarray(list(clients)), name)
     unknown = sorted({int(u) for u in ids if u < 0 or u >= n})
     if unknown:
-        raise ValueError(f"{name} must be user ids in [0, {n}); unknown ids {unknown}.")
+        raise ValueError(f"{name} must be client ids in [0, {n}); unknown ids {unknown}.")
     return frozenset(int(u) for u in ids)
 
 
 def _dropout_sets(dropouts, n: int) -> dict[Stage, frozenset[int]]:
     out = {stage: frozenset() for stage in _DROPOUT_STAGES}
-    for stage, users in (dropouts or {}).items():
+    for stage, clients in (dropouts or {}).items():
         stage = _dropout_stage(stage)
-        out[stage] = out[stage] | _user_ids(users, n, f"dropouts[{stage.name.lower()!r}]")
+        out[stage] = out[stage] | _client_ids(clients, n, f"dropouts[{stage.name.lower()!r}]")
     return out
 
 
@@ -107,48 +108,48 @@ def secure_aggregate(
     late: Collection[int] = (),
     random_state: SeedLike | str = "secrets",
 ) -> SecAggResult:
-    """Run one SecAgg(+) round among ``n`` users and return the exact sum of the survivors' inputs.
+    """Run one SecAgg(+) round among ``n`` clients and return the exact sum of the survivors' inputs.
 
     Parameters
     ----------
     inputs : array-like of uint32, shape (n, d)
-        User ``i``'s vector ``x_i`` in ``Z_{2^32}`` (:class:`FixedPoint` encodes floats).
+        Client ``i``'s vector ``x_i`` in ``Z_{2^32}`` (:class:`FixedPoint` encodes floats).
     config : SecAggConfig
         Graph, threshold ``t`` and length ``d``.
     dropouts : mapping of Stage (or its name) to collection of int, optional
-        ``dropouts[s]``: users who go silent before sending their stage-``s``
+        ``dropouts[s]``: clients who go silent before sending their stage-``s``
         message, and stay silent. ``{Stage.MASKED_INPUT: {3}}`` is the classic
-        dropout: user 3's keys and shares are out, its masked input never arrives.
+        dropout: client 3's keys and shares are out, its masked input never arrives.
     late : collection of int, default=()
-        Users whose masked input arrives only after the server asked for
+        Clients whose masked input arrives only after the server asked for
         unmasking: the server treats them as dropped (and so rebuilds their
         mask keys), yet holds their ``y_i``; the self mask keeps it private.
     random_state : "secrets", int, numpy.random.Generator or None, default="secrets"
         ``"secrets"``: keys and seeds from the operating system. An int or a
-        Generator: a reproducible simulation (one independent stream per user).
+        Generator: a reproducible simulation (one independent stream per client).
 
     Returns
     -------
     SecAggResult
-        The sum, the survivor sets, bytes per user and time per phase.
+        The sum, the survivor sets, bytes per client and time per phase.
 
     Raises
     ------
     SecAggAbort
-        If fewer than ``t`` users are left at a stage, or a secret the server
+        If fewer than ``t`` clients are left at a stage, or a secret the server
         needs has fewer than ``t`` shares (a survivor's own share counts for
-        its ``b``; a dropped user's own share is gone): the round outputs nothing.
+        its ``b``; a dropped client's own share is gone): the round outputs nothing.
     ValueError
         If the inputs do not match the configuration; if ``dropouts`` names a
         stage other than ``"advertise_keys"``, ``"share_keys"``,
         ``"masked_input"`` or ``"unmasking"``; if ``dropouts`` or ``late``
-        hold ids that are not whole numbers or not users in ``[0, n)``; or if
+        hold ids that are not whole numbers or not clients in ``[0, n)``; or if
         ``random_state`` is a string other than ``"secrets"``.
 
     Examples
     --------
-    Six users on a Harary graph of degree 4 (SecAgg+; 5 share holders each,
-    the user itself included), threshold 3; user 5 drops before sending its
+    Six clients on a Harary graph of degree 4 (SecAgg+; 5 share holders each,
+    the client itself included), threshold 3; client 5 drops before sending its
     masked input:
 
     >>> from fedlib.secagg import harary_graph
@@ -159,14 +160,14 @@ def secure_aggregate(
     ([30, 35, 40], [30, 35, 40])
     """
     X = np.asarray(inputs)
-    n = config.n_users
+    n = config.n_clients
     if X.shape != (n, config.vector_length):
         raise ValueError(f"inputs must have shape (n={n}, d={config.vector_length}), got {X.shape}.")
     drops = _dropout_sets(dropouts, n)
-    late = _user_ids(late, n, "late")
+    late = _client_ids(late, n, "late")
     clock = PhaseClock()
     streams = spawn_key_sources(random_state, n)
-    users = {i: SecAggUser(i, X[i], config, random_state=streams[i], clock=clock) for i in range(n)}
+    clients = {i: SecAggClient(i, X[i], config, random_state=streams[i], clock=clock) for i in range(n)}
     server = SecAggServer(config, clock=clock)
     sent = np.zeros(n, dtype=np.int64)
     received = np.zeros(n, dtype=np.int64)
@@ -177,23 +178,23 @@ def secure_aggregate(
         return [i for i in range(n) if i not in gone]
 
     # Stage 0: public keys.
-    adverts = [users[i].advertise_keys() for i in speaking(Stage.ADVERTISE_KEYS)]
+    adverts = [clients[i].advertise_keys() for i in speaking(Stage.ADVERTISE_KEYS)]
     for a in adverts:
         sent[a.sender] += a.nbytes
     key_bundles = server.collect_keys(adverts)
-    # Stage 1: sealed shares, routed by the server; each user keeps its own share (not sent, not counted).
+    # Stage 1: sealed shares, routed by the server; each client keeps its own share (not sent, not counted).
     outboxes = {}
     for i in speaking(Stage.SHARE_KEYS):
         bundle = key_bundles[i]
         received[i] += sum(a.nbytes for a in bundle.values())
-        outboxes[i] = users[i].share_keys(bundle)
+        outboxes[i] = clients[i].share_keys(bundle)
         sent[i] += sum(m.nbytes for m in outboxes[i])
     u2, deliveries = server.route_shares(outboxes)
     # Stage 2: masked inputs; late ones reach the server after the survivor list went out.
     masked, late_inputs = [], []
     for i in speaking(Stage.MASKED_INPUT):
         received[i] += ID_BYTES * len(u2) + sum(m.nbytes for m in deliveries[i])
-        message = users[i].masked_input(u2, deliveries[i])
+        message = clients[i].masked_input(u2, deliveries[i])
         sent[i] += message.nbytes
         (late_inputs if i in late else masked).append(message)
     u3 = server.collect_masked_inputs(masked)
@@ -201,7 +202,7 @@ def secure_aggregate(
     responses = []
     for i in speaking(Stage.UNMASKING):
         received[i] += ID_BYTES * len(u3)
-        responses.append(users[i].unmask(u3))
+        responses.append(clients[i].unmask(u3))
         sent[i] += responses[-1].nbytes
     total = server.unmask(responses)
     seconds = {phase: clock.seconds.get(phase, 0.0) for phase in PHASES}
@@ -213,5 +214,5 @@ def secure_aggregate(
         seconds=seconds,
         server=server,
         late_inputs=late_inputs,
-        users=users,
+        clients=clients,
     )

@@ -6,9 +6,9 @@ These estimators return a :class:`~fedlib.base.UnlearningReport` from ``unlearn`
   with exponential-race keys.
 - :class:`MUFC` (MUFC Alg. 1 and 4) and the DC-KM baseline :class:`DCKMeans`.
 - :class:`Retrain`: retraining any estimator from scratch, the exact baseline.
-- :class:`ClusteredUnlearning` (Liu et al. 2025, Alg. 1 and Fig. 1): users (the clients) split into random
+- :class:`ClusteredUnlearning` (Liu et al. 2025, Alg. 1 and Fig. 1): clients split into random
   clusters, FedAvg with secure aggregation inside each, a :func:`majority_vote` of the cluster
-  models, and exact unlearning of users by retraining only the affected clusters; requests past
+  models, and exact unlearning of clients by retraining only the affected clusters; requests past
   Requirement 4 raise :class:`~fedlib.exceptions.UnlearningCapacityError`.
 - :class:`FedEraser` (Liu et al., IWQoS 2021): approximate unlearning by calibrating the client
   updates an asynchronous server stored, the baseline of KNOT (Su & Li 2023); its training is

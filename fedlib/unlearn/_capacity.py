@@ -2,7 +2,7 @@
 
 As printed: ``τ_seq`` of Eq. (7) (Alg. 2 line 5), ``τ_bat`` of Alg. 2 line 6 and the condition of Eq. (9).
 Corrected: :func:`unlearning_capacity_exact`, the largest number of uniformly random requests for which the
-exact probability that some cluster loses more than ``⌊ζk_i⌋`` users is at most ``2^-σ``.
+exact probability that some cluster loses more than ``⌊ζk_i⌋`` clients is at most ``2^-σ``.
 """
 
 from __future__ import annotations
@@ -18,7 +18,7 @@ from fedlib.unlearn._params import LN2, _check_caps, _check_rates, _check_sizes,
 from fedlib.unlearn._requirements import _log2_fraction, _within_caps_coefficients
 
 
-def tau_sequential_printed(n_users: int, k: int, sigma: float) -> int:
+def tau_sequential_printed(n_clients: int, k: int, sigma: float) -> int:
     """Alg. 2 line 5 (Lemma 4.1, Eq. (7)): ``τ_seq = ⌊sqrt(N³ σ ln 2 / (2k³))⌋``.
 
     This is the paper's sequential capacity. Its proof bounds a binomial CDF from
@@ -27,8 +27,8 @@ def tau_sequential_printed(n_users: int, k: int, sigma: float) -> int:
 
     Parameters
     ----------
-    n_users : int
-        ``N``, the number of users.
+    n_clients : int
+        ``N``, the number of clients.
     k : int
         The cluster size of Alg. 2 line 4.
     sigma : float
@@ -49,13 +49,13 @@ def tau_sequential_printed(n_users: int, k: int, sigma: float) -> int:
     >>> tau_sequential_printed(200, 41, 40)
     40
     """
-    n = check_scalar(n_users, "n_users (N)", "int", min_val=1)
+    n = check_scalar(n_clients, "n_clients (N)", "int", min_val=1)
     k = check_scalar(k, "k", "int", min_val=1)
     sigma = check_scalar(sigma, "sigma (σ)", "real", min_val=0.0)
     return math.floor(math.sqrt(n**3 * sigma * LN2 / (2 * k**3)))
 
 
-def tau_batch_printed(n_users: int, k: int, zeta: float, sigma: float) -> int | None:
+def tau_batch_printed(n_clients: int, k: int, zeta: float, sigma: float) -> int | None:
     """Alg. 2 line 6: ``τ_bat = ⌊N²ζ² / (N²/k² − 2σ ln 2 + 2 ln(N/k))⌋``, or None when the denominator is ``<= 0``.
 
     Lemma 4.2 states its precondition ``N²/k² − 2σ ln 2 + 2 ln(N/k) > 0``; below it
@@ -64,8 +64,8 @@ def tau_batch_printed(n_users: int, k: int, zeta: float, sigma: float) -> int | 
 
     Parameters
     ----------
-    n_users : int
-        ``N`` users, ``N/k`` clusters.
+    n_clients : int
+        ``N`` clients, ``N/k`` clusters.
     k : int
         Cluster size from Alg. 2 line 4.
     zeta : float
@@ -88,7 +88,7 @@ def tau_batch_printed(n_users: int, k: int, zeta: float, sigma: float) -> int | 
     >>> tau_batch_printed(1000, 43, 0.1, 40), tau_batch_printed(200, 41, 0.1, 40) is None
     (20, True)
     """
-    n = check_scalar(n_users, "n_users (N)", "int", min_val=1)
+    n = check_scalar(n_clients, "n_clients (N)", "int", min_val=1)
     k = check_scalar(k, "k", "int", min_val=1)
     _, _, zeta, _ = _check_rates(0.0, 0.0, zeta, 1.0)
     sigma = check_scalar(sigma, "sigma (σ)", "real", min_val=0.0)
@@ -99,7 +99,7 @@ def tau_batch_printed(n_users: int, k: int, zeta: float, sigma: float) -> int | 
 
 
 def f_batch_capacity(
-    tau, *, n_users: int, k: int, zeta: float, sigma: float, variant: Literal["printed", "substituted"] = "printed"
+    tau, *, n_clients: int, k: int, zeta: float, sigma: float, variant: Literal["printed", "substituted"] = "printed"
 ):
     """Lemma 4.2, Eq. (9) as printed, or with the proof's exponent substituted correctly.
 
@@ -114,12 +114,12 @@ def f_batch_capacity(
     ----------
     tau : float or array-like of float
         Number(s) of requests, ``> 0``.
-    n_users : int
+    n_clients : int
         ``N >= 2``.
     k : int
         Cluster size, ``< N``.
     zeta : float
-        ``ζ``, so that a cluster may lose ``q = ζk`` users.
+        ``ζ``, so that a cluster may lose ``q = ζk`` clients.
     sigma : float
         ``σ``: the bound is to be at most ``2^-σ``.
     variant : {"printed", "substituted"}, default="printed"
@@ -137,13 +137,13 @@ def f_batch_capacity(
 
     Examples
     --------
-    >>> round(f_batch_capacity(1, n_users=1000, k=43, zeta=0.1, sigma=40), 2)
+    >>> round(f_batch_capacity(1, n_clients=1000, k=43, zeta=0.1, sigma=40), 2)
     -30.71
     """
     arr = np.asarray(tau, dtype=np.float64)
     if arr.size and (not np.all(np.isfinite(arr)) or np.min(arr) <= 0):
         raise ValueError(f"tau must be finite and > 0, got {tau!r}.")
-    n = check_scalar(n_users, "n_users (N)", "int", min_val=2)
+    n = check_scalar(n_clients, "n_clients (N)", "int", min_val=2)
     k = check_scalar(k, "k", "int", min_val=1, max_val=n - 1)
     _, _, zeta, _ = _check_rates(0.0, 0.0, zeta, 1.0)
     sigma = check_scalar(sigma, "sigma (σ)", "real", min_val=0.0)

@@ -1,18 +1,18 @@
 """Clustered federated unlearning with secure aggregation inside each cluster (Liu et al., TDSC 2025).
 
-The ``N`` users are split at random into ``s = ⌊N/k⌋`` clusters (Alg. 1 lines
+The ``N`` clients are split at random into ``s = ⌊N/k⌋`` clusters (Alg. 1 lines
 2-3, :func:`assign_clusters`); each cluster trains its own model with FedAvg,
-every round summed by SecAgg(+) among the cluster's users only
+every round summed by SecAgg(+) among the cluster's clients only
 (:class:`fedlib.secagg.SecureAggregator`); a query is answered by the
 majority vote of the cluster models (Fig. 1, :func:`majority_vote`). To
-unlearn users, only their clusters are retrained, from a fresh initialisation
+unlearn clients, only their clusters are retrained, from a fresh initialisation
 and without them, for as many rounds as the first training; the other
 cluster models do not change by a single bit. This is SISA's exact
-unlearning (Bourtoule et al. 2021) with one shard per cluster of users.
+unlearning (Bourtoule et al. 2021) with one shard per cluster of clients.
 
 The class follows fedlib's contract (:mod:`fedlib.base`): hyper-parameters in
-the constructor, the users' data in ``fit(X, y, parts=...)`` (the clients are
-the users), and ``unlearn(clients=...)`` to forget users.
+the constructor, the clients' data in ``fit(X, y, parts=...)``, and
+``unlearn(clients=...)`` to forget clients.
 
 The paper leaves a few things open; the choices made here:
 
@@ -20,14 +20,14 @@ The paper leaves a few things open; the choices made here:
   seed (the cluster's generation counter) and runs the same number of rounds;
 - the Shamir threshold of a cluster stays ``t = ⌈ξ k_i⌉`` of the cluster as it
   was formed, as Requirement 2 counts the survivors against it; the masking
-  graph is rebuilt over the remaining users;
+  graph is rebuilt over the remaining clients;
 - Requirement 4 is enforced at run time: a request that would take a cluster
-  past ``⌊ζ k_i⌋`` unlearned users, or the system past ``max_requests``, is
+  past ``⌊ζ k_i⌋`` unlearned clients, or the system past ``max_requests``, is
   refused before anything changes (:class:`UnlearningCapacityError`), and so is
-  a request that would leave a cluster without users;
+  a request that would leave a cluster without clients;
 - vote ties are broken by summed probabilities, then the lowest label.
 
-With ``cluster_size = N`` the same class is plain FedAvg over all users with
+With ``cluster_size = N`` the same class is plain FedAvg over all clients with
 full retraining per request, the baseline Liu et al. do not run; with
 ``secure=False`` it is clustered unlearning without secure aggregation.
 """
@@ -64,8 +64,8 @@ class ClusteredUnlearning(UnlearningMixin, BaseEstimator):
     """Clustered federated learning and exact unlearning with secure aggregation per cluster (Liu et al. 2025).
 
     The clients of the contract (:mod:`fedlib.base`) are the paper's users:
-    ``fit(X, y, parts=...)`` gives user ``u`` the rows ``X[parts[u]]``, and
-    ``unlearn(clients=[...])`` forgets whole users; single rows cannot be
+    ``fit(X, y, parts=...)`` gives client ``u`` the rows ``X[parts[u]]``, and
+    ``unlearn(clients=[...])`` forgets whole clients; single rows cannot be
     forgotten (:attr:`unlearns`).
 
     Parameters
@@ -90,13 +90,13 @@ class ClusteredUnlearning(UnlearningMixin, BaseEstimator):
     clip : float, default=1.0
         Updates are clipped to ``[-clip, clip]`` per coordinate before encoding (secure only).
     removal_rate : float or None, default=None
-        ``ζ``: cluster ``i`` may lose at most ``⌊ζ k_i⌋`` users (Requirement 4); ``None``: no cap.
+        ``ζ``: cluster ``i`` may lose at most ``⌊ζ k_i⌋`` clients (Requirement 4); ``None``: no cap.
     max_requests : int or None, default=None
-        Most users the system may unlearn in total (``τ``); ``None``: no cap.
+        Most clients the system may unlearn in total (``τ``); ``None``: no cap.
     dropout : float, default=0.0
-        Each user drops out of each round with this probability (``δ`` of the simulation).
+        Each client drops out of each round with this probability (``δ`` of the simulation).
     leftovers : {"random", "round_robin"}, default="random"
-        How the ``N − sk`` leftover users join clusters (Alg. 1 line 3).
+        How the ``N − sk`` leftover clients join clusters (Alg. 1 line 3).
     eval_every : int, default=1
         Rounds between evaluations on the ``test_data`` given to :meth:`fit`.
     method : {"auto", "vmap", "loop"}, default="auto"
@@ -108,25 +108,25 @@ class ClusteredUnlearning(UnlearningMixin, BaseEstimator):
         ``False``: every round's X25519 keys, self-mask seeds and Shamir coefficients come
         from the operating system's CSPRNG, whatever ``random_state``. ``True``: from the
         round's seeded stream, a reproducible simulation that is **insecure**: whoever knows
-        the seed recomputes every mask and so every user's update. The models are the same
+        the seed recomputes every mask and so every client's update. The models are the same
         either way (:class:`fedlib.secagg.SecureAggregator`).
 
     Attributes
     ----------
     parts_ : list of ndarray of int64
-        User ``u``'s rows of the ``X`` given to :meth:`fit` (user ids are positions in this list).
+        Client ``u``'s rows of the ``X`` given to :meth:`fit` (client ids are positions in this list).
     model_ : torch.nn.Module
         The architecture of every cluster model.
     clusters_ : list of ndarray of int64
-        The user ids of each cluster as formed.
+        The client ids of each cluster as formed.
     members_ : list of ndarray of int64
-        The current (not unlearned) users of each cluster.
+        The current (not unlearned) clients of each cluster.
     trainers_ : list of fedlib.learn.FederatedTrainer
         One FedAvg trainer per cluster.
     generation_ : ndarray of int64
         How often each cluster model was (re)initialised: 0 before any unlearning.
     unlearned_ : list of int
-        Unlearned users, in request order (sorted within one request).
+        Unlearned clients, in request order (sorted within one request).
     history_ : list of dict
         Per evaluated round of the first training: ``round``, ``vote accuracy``,
         ``mean cluster accuracy``, ``min cluster accuracy``, ``max cluster accuracy``, ``tie rate``.
@@ -135,36 +135,36 @@ class ClusteredUnlearning(UnlearningMixin, BaseEstimator):
     n_features_in_ : int
         Features per example (the product of ``X.shape[1:]``).
     fit_report_ : UnlearningReport
-        The training run by :meth:`fit`: every user as retrained, ``rounds`` the
+        The training run by :meth:`fit`: every client as retrained, ``rounds`` the
         rounds run, ``client_seconds`` local training and ``aggregation_seconds``
-        aggregation (all clusters, summed), ``bytes_sent`` the users' uploads;
+        aggregation (all clusters, summed), ``bytes_sent`` the clients' uploads;
         ``details`` holds ``clusters`` and ``aborted_rounds``.
 
     Notes
     -----
-    ``unlearn(clients=users)`` removes the users as one batch and retrains each
+    ``unlearn(clients=clients)`` removes the clients as one batch and retrains each
     affected cluster once, from a fresh seed, for ``rounds`` rounds; a sequence
-    of single requests (the paper's sequential setting) is one call per user.
-    Its option ``retrain=False`` only removes the users and re-initialises
+    of single requests (the paper's sequential setting) is one call per client.
+    Its option ``retrain=False`` only removes the clients and re-initialises
     their clusters, which then train in later :meth:`run` calls (a request
     during training). After the checks of :meth:`unlearn`, and before anything
     changes, a request raises :class:`~fedlib.exceptions.UnlearningCapacityError`
-    if a cluster would lose more than ``⌊ζ k_i⌋`` users or the system more than
-    ``max_requests`` (Requirement 4), or a cluster would keep too few users for
+    if a cluster would lose more than ``⌊ζ k_i⌋`` clients or the system more than
+    ``max_requests`` (Requirement 4), or a cluster would keep too few clients for
     its fixed threshold (Requirement 2), and
     :class:`~fedlib.exceptions.UnlearningRequestError` if a cluster would keep
-    no user.
+    no client.
 
     A request's report says what retraining the affected clusters cost:
-    ``forgotten_clients`` are the users, ``clients_retrained`` the remaining
+    ``forgotten_clients`` are the clients, ``clients_retrained`` the remaining
     members of the retrained clusters, ``rounds`` the rounds run per retrained
     cluster, ``client_seconds`` local training and ``aggregation_seconds``
     aggregation (secure: every party's compute), summed over the retrained
-    clusters, ``bytes_sent`` the users' uploads, and ``exact`` is ``True``: a
-    retrained cluster is the model its remaining users train from scratch
+    clusters, ``bytes_sent`` the clients' uploads, and ``exact`` is ``True``: a
+    retrained cluster is the model its remaining clients train from scratch
     (:meth:`fresh_trainer`), and the other cluster models do not change.
     ``server_refit`` says whether the affected clusters were retrained now.
-    ``details`` holds ``clusters`` (the retrained clusters), ``users_retrained``,
+    ``details`` holds ``clusters`` (the retrained clusters), ``n_clients_retrained``,
     ``aborted_rounds`` (retraining rounds whose secure aggregation aborted),
     ``accuracy`` (majority-vote test accuracy after the request, ``None``
     without test data), ``curve`` (per retraining round, every ``eval_every``:
@@ -177,8 +177,8 @@ class ClusteredUnlearning(UnlearningMixin, BaseEstimator):
     --------
     >>> rng = np.random.default_rng(0)
     >>> X, y = rng.random((120, 8), dtype=np.float32), rng.integers(0, 2, 120)
-    >>> users = np.array_split(np.arange(120), 12)
-    >>> fu = ClusteredUnlearning("softmax", cluster_size=6, rounds=2, threshold_rate=0.5).fit(X, y, parts=users)
+    >>> clients = np.array_split(np.arange(120), 12)
+    >>> fu = ClusteredUnlearning("softmax", cluster_size=6, rounds=2, threshold_rate=0.5).fit(X, y, parts=clients)
     >>> len(fu.clusters_), fu.thresholds, fu.generation_.tolist()
     (2, (3, 3), [0, 0])
     >>> report = fu.unlearn(clients=[5])
@@ -237,16 +237,16 @@ class ClusteredUnlearning(UnlearningMixin, BaseEstimator):
         Parameters
         ----------
         X : ndarray of float, shape (n_samples, ...)
-            All users' examples.
+            All clients' examples.
         y : array-like of int, shape (n_samples,)
             Labels.
         parts : sequence of array-like of int, optional
-            User ``u``'s rows of ``X`` (user ids are positions in this list); default one user
+            Client ``u``'s rows of ``X`` (client ids are positions in this list); default one client
             holding every row.
         test_data : (X_test, y_test), optional
             Evaluated every ``eval_every`` rounds of training and retraining.
         n_rounds : int, optional
-            Train only this many rounds; continue with :meth:`run` (users may
+            Train only this many rounds; continue with :meth:`run` (clients may
             leave in between, :meth:`unlearn` with ``retrain=False``). Default:
             train until every cluster has run ``rounds`` rounds.
 
@@ -258,11 +258,11 @@ class ClusteredUnlearning(UnlearningMixin, BaseEstimator):
         Raises
         ------
         ValueError
-            For bad options, or a cluster too small for secure aggregation (fewer than 3 users).
+            For bad options, or a cluster too small for secure aggregation (fewer than 3 clients).
         """
         X, y, parts = check_training_data(X, y, parts)
-        n_users = len(parts)
-        self._k = check_scalar(self.cluster_size, "cluster_size (k)", "int", min_val=1, max_val=max(n_users, 1))
+        n_clients = len(parts)
+        self._k = check_scalar(self.cluster_size, "cluster_size (k)", "int", min_val=1, max_val=max(n_clients, 1))
         self._rounds = check_scalar(self.rounds, "rounds (R)", "int", min_val=1)
         self._secure = check_bool(self.secure, "secure")
         self._seeded_secrets = check_bool(self.insecure_seeded_secrets, "insecure_seeded_secrets")
@@ -290,12 +290,12 @@ class ClusteredUnlearning(UnlearningMixin, BaseEstimator):
         self._test = test_data
         self._root = root_sequence(self.random_state)
         clusters = assign_clusters(
-            n_users, self._k, leftovers=self._leftovers,
+            n_clients, self._k, leftovers=self._leftovers,
             random_state=np.random.default_rng(_child(self._root, _CLUSTERING)),
         )  # fmt: skip
         if self._secure and min(c.size for c in clusters) < 3:
             raise ValueError(
-                f"secure aggregation needs at least 3 users per cluster; cluster_size={self._k} gives "
+                f"secure aggregation needs at least 3 clients per cluster; cluster_size={self._k} gives "
                 f"a cluster of {min(c.size for c in clusters)}."
             )
         self.parts_ = parts
@@ -304,7 +304,7 @@ class ClusteredUnlearning(UnlearningMixin, BaseEstimator):
         self.members_ = [c.copy() for c in self.clusters_]
         self.generation_ = np.zeros(len(self.clusters_), dtype=np.int64)
         self.unlearned_: list[int] = []
-        self._cluster_of = np.empty(n_users, dtype=np.int64)
+        self._cluster_of = np.empty(n_clients, dtype=np.int64)
         for i, members in enumerate(self.clusters_):
             self._cluster_of[members] = i
         self._local = LocalSGD() if self.local is None else self.local
@@ -322,7 +322,7 @@ class ClusteredUnlearning(UnlearningMixin, BaseEstimator):
         self.run(self._rounds if n_rounds is None else n_rounds)
         records = [r for t in self.trainers_ for r in t.history_]
         self.fit_report_ = UnlearningReport(
-            clients_retrained=tuple(range(n_users)),
+            clients_retrained=tuple(range(n_clients)),
             server_refit=True,
             rounds=self.round_,
             client_seconds=float(sum(r.train_seconds for r in records)),
@@ -335,8 +335,8 @@ class ClusteredUnlearning(UnlearningMixin, BaseEstimator):
     # -- configuration ------------------------------------------------------------------------------------------------
 
     @property
-    def n_users(self) -> int:
-        """``N``: the users given to :meth:`fit`, unlearned ones included."""
+    def n_clients(self) -> int:
+        """``N``: the clients given to :meth:`fit`, unlearned ones included."""
         check_is_fitted(self, "parts_")
         return len(self.parts_)
 
@@ -354,7 +354,7 @@ class ClusteredUnlearning(UnlearningMixin, BaseEstimator):
 
     @property
     def caps(self) -> tuple[int, ...] | None:
-        """``q_i = ⌊ζ k_i⌋``: the most users cluster ``i`` may lose (None without ``removal_rate``)."""
+        """``q_i = ⌊ζ k_i⌋``: the most clients cluster ``i`` may lose (None without ``removal_rate``)."""
         check_is_fitted(self, "clusters_")
         if self._removal_rate is None:
             return None
@@ -370,11 +370,11 @@ class ClusteredUnlearning(UnlearningMixin, BaseEstimator):
         )  # fmt: skip
 
     def fresh_trainer(self, cluster: int, X=None) -> FederatedTrainer:
-        """A new, untrained FedAvg trainer of one cluster: its current users, its current generation's seed.
+        """A new, untrained FedAvg trainer of one cluster: its current clients, its current generation's seed.
 
         This is what "retraining from scratch" means here: after :meth:`unlearn`,
         ``fresh_trainer(i).run(rounds)`` reproduces ``trainers_[i]`` bit for bit.
-        Passing an ``X`` whose unlearned users' rows are replaced (e.g. by NaN)
+        Passing an ``X`` whose unlearned clients' rows are replaced (e.g. by NaN)
         checks that retraining never reads them.
 
         Parameters
@@ -387,7 +387,7 @@ class ClusteredUnlearning(UnlearningMixin, BaseEstimator):
         Returns
         -------
         fedlib.learn.FederatedTrainer
-            Fitted on the cluster's users (``fit(..., n_rounds=0)``), at round 0:
+            Fitted on the cluster's clients (``fit(..., n_rounds=0)``), at round 0:
             its initial model, ready for :meth:`~fedlib.learn.FederatedTrainer.run`.
         """
         i = check_scalar(cluster, "cluster", "int", min_val=0, max_val=self.n_clusters - 1)
@@ -416,7 +416,7 @@ class ClusteredUnlearning(UnlearningMixin, BaseEstimator):
 
         Training can be interleaved with unlearning: a cluster reset by
         ``unlearn(clients=..., retrain=False)`` starts again from round 0 and
-        catches up here while the others finish (users leaving during training,
+        catches up here while the others finish (clients leaving during training,
         after ``fit(..., n_rounds=...)``). Evaluations go to :attr:`history_`,
         numbered by the system's round.
 
@@ -559,7 +559,7 @@ class ClusteredUnlearning(UnlearningMixin, BaseEstimator):
     # -- unlearning ---------------------------------------------------------------------------------------------------
 
     def _held_clients(self) -> NDArrayInt:
-        return np.setdiff1d(np.arange(self.n_users, dtype=np.int64), np.asarray(self.unlearned_, dtype=np.int64))
+        return np.setdiff1d(np.arange(self.n_clients, dtype=np.int64), np.asarray(self.unlearned_, dtype=np.int64))
 
     def _held_samples(self) -> NDArrayInt:
         held = [self.parts_[u] for u in self._held_clients()]
@@ -569,7 +569,7 @@ class ClusteredUnlearning(UnlearningMixin, BaseEstimator):
         """Requirements 4 and 2, and a cluster left empty: refuse the request before anything changes."""
         if self._max_requests is not None and len(self.unlearned_) + ids.size > self._max_requests:
             raise UnlearningCapacityError(
-                f"unlearning {ids.size} more users would make {len(self.unlearned_) + ids.size} requests in total, "
+                f"unlearning {ids.size} more clients would make {len(self.unlearned_) + ids.size} requests in total, "
                 f"past the capacity tau = {self._max_requests} (Requirement 4)."
             )
         clusters, counts = np.unique(self._cluster_of[ids], return_counts=True)
@@ -578,7 +578,7 @@ class ClusteredUnlearning(UnlearningMixin, BaseEstimator):
                 left = self.members_[i].size - count
                 if left < self.thresholds[i]:
                     raise UnlearningCapacityError(
-                        f"cluster {i} would keep {left} users (each holding a share of every secret), fewer than its "
+                        f"cluster {i} would keep {left} clients (each holding a share of every secret), fewer than its "
                         f"fixed threshold t = {self.thresholds[i]}: no round could complete (Requirement 2)."
                     )
         caps = self.caps
@@ -587,17 +587,18 @@ class ClusteredUnlearning(UnlearningMixin, BaseEstimator):
                 lost = self.clusters_[i].size - self.members_[i].size
                 if lost + count > caps[i]:
                     raise UnlearningCapacityError(
-                        f"cluster {i} (k_i = {self.clusters_[i].size}) has lost {lost} users; unlearning {count} more "
-                        f"exceeds its cap floor(zeta * k_i) = {caps[i]} (Requirement 4, zeta = {self._removal_rate})."
+                        f"cluster {i} (k_i = {self.clusters_[i].size}) has lost {lost} clients; unlearning {count} "
+                        f"more exceeds its cap floor(zeta * k_i) = {caps[i]} (Requirement 4, "
+                        f"zeta = {self._removal_rate})."
                     )
         for i, count in zip(clusters.tolist(), counts.tolist(), strict=True):
             if self.members_[i].size == count:
                 raise UnlearningRequestError(
-                    f"cannot unlearn every user of cluster {i}: no user would remain to retrain its model."
+                    f"cannot unlearn every client of cluster {i}: no client would remain to retrain its model."
                 )
 
     def _unlearn(self, samples: NDArrayInt, clients: NDArrayInt, *, retrain: bool = True) -> UnlearningReport:
-        """Unlearn users as one batch: remove them and retrain each affected cluster once (class Notes)."""
+        """Unlearn clients as one batch: remove them and retrain each affected cluster once (class Notes)."""
         ids = clients
         self._check_capacity(ids)
         retrain = bool(retrain)
@@ -613,7 +614,7 @@ class ClusteredUnlearning(UnlearningMixin, BaseEstimator):
         retrained = np.sort(np.concatenate([self.members_[i] for i in affected]))
         details = {
             "clusters": tuple(int(i) for i in affected),
-            "users_retrained": int(sum(self.members_[i].size for i in affected)),
+            "n_clients_retrained": int(sum(self.members_[i].size for i in affected)),
             "aborted_rounds": int(sum(r.aborted for r in records)),
             "accuracy": self.evaluate()["vote accuracy"] if self._test is not None else None,
             "curve": curve,

@@ -1,8 +1,8 @@
-"""Random clusterings of the users (Liu et al., TDSC 2025, Alg. 1 lines 2-3).
+"""Random clusterings of the clients (Liu et al., TDSC 2025, Alg. 1 lines 2-3).
 
-A uniformly random permutation fills ``s = ⌊N/k⌋`` clusters of ``k`` users (line 2); the ``N − sk``
+A uniformly random permutation fills ``s = ⌊N/k⌋`` clusters of ``k`` clients (line 2); the ``N − sk``
 leftovers join clusters at random or round robin (line 3). :func:`assign_clusters` draws one clustering;
-the Monte Carlo draws many at once, with each user's place on its cluster's Harary circle.
+the Monte Carlo draws many at once, with each client's place on its cluster's Harary circle.
 :func:`balanced_cluster_sizes` gives the sizes when the leftovers go one per cluster.
 """
 
@@ -18,23 +18,25 @@ from fedlib._typing import SeedLike
 from fedlib._validation import check_option, check_scalar
 from fedlib.exceptions import InfeasibleParameters
 
-#: How Alg. 1 line 3 places the ``N - sk`` leftover users.
+#: How Alg. 1 line 3 places the ``N - sk`` leftover clients.
 LEFTOVERS = ("random", "round_robin")
 Leftovers = Literal["random", "round_robin"]
 
 
-def _require_fits(n_users: int, k: int) -> None:
-    """Raise :class:`~fedlib.exceptions.InfeasibleParameters` when a cluster of ``k`` exceeds ``N`` users (Remark 6)."""
-    if k > n_users:
-        raise InfeasibleParameters(f"cluster size k = {k} exceeds the N = {n_users} users: no cluster fits (Remark 6).")
+def _require_fits(n_clients: int, k: int) -> None:
+    """Raise :class:`~fedlib.exceptions.InfeasibleParameters` if a cluster of ``k`` exceeds ``N`` clients (Remark 6)."""
+    if k > n_clients:
+        raise InfeasibleParameters(
+            f"cluster size k = {k} exceeds the N = {n_clients} clients: no cluster fits (Remark 6)."
+        )
 
 
-def balanced_cluster_sizes(n_users: int, k: int) -> tuple[int, ...]:
-    """Cluster sizes when the ``N − sk`` leftover users go one per cluster (round robin), largest first.
+def balanced_cluster_sizes(n_clients: int, k: int) -> tuple[int, ...]:
+    """Cluster sizes when the ``N − sk`` leftover clients go one per cluster (round robin), largest first.
 
     Parameters
     ----------
-    n_users : int
+    n_clients : int
         ``N``.
     k : int
         Designed cluster size, ``1 <= k <= N``.
@@ -43,7 +45,7 @@ def balanced_cluster_sizes(n_users: int, k: int) -> tuple[int, ...]:
     -------
     tuple of int
         ``s = ⌊N/k⌋`` sizes that sum to ``N``. More than ``s`` leftovers give
-        some clusters several extra users.
+        some clusters several extra clients.
 
     Raises
     ------
@@ -55,7 +57,7 @@ def balanced_cluster_sizes(n_users: int, k: int) -> tuple[int, ...]:
     >>> balanced_cluster_sizes(500, 42)
     (46, 46, 46, 46, 46, 45, 45, 45, 45, 45, 45)
     """
-    n = check_scalar(n_users, "n_users (N)", "int", min_val=1)
+    n = check_scalar(n_clients, "n_clients (N)", "int", min_val=1)
     k = check_scalar(k, "k", "int", min_val=1)
     _require_fits(n, k)
     s = n // k
@@ -64,9 +66,9 @@ def balanced_cluster_sizes(n_users: int, k: int) -> tuple[int, ...]:
 
 
 def _cluster_layout(
-    rng: np.random.Generator, n_trials: int, n_users: int, k: int, leftovers: str
+    rng: np.random.Generator, n_trials: int, n_clients: int, k: int, leftovers: str
 ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-    """Random clusterings of users ``0..N-1``: cluster label and slot on the cluster's circle, per trial.
+    """Random clusterings of clients ``0..N-1``: cluster label and slot on the cluster's circle, per trial.
 
     Alg. 1: a random permutation fills ``s`` clusters of ``k`` (line 2); the
     ``N − sk`` leftovers go to independent uniform clusters, or round robin over
@@ -76,12 +78,12 @@ def _cluster_layout(
 
     Returns ``labels`` and ``slots`` of shape (n_trials, N) and ``sizes`` of shape (n_trials, s).
     """
-    s = n_users // k
-    r = n_users - s * k
-    user_at = rng.permuted(np.tile(np.arange(n_users), (n_trials, 1)), axis=1)
+    s = n_clients // k
+    r = n_clients - s * k
+    client_at = rng.permuted(np.tile(np.arange(n_clients), (n_trials, 1)), axis=1)
     block = np.arange(s * k)
-    pos_labels = np.empty((n_trials, n_users), dtype=np.int64)
-    pos_slots = np.empty((n_trials, n_users), dtype=np.int64)
+    pos_labels = np.empty((n_trials, n_clients), dtype=np.int64)
+    pos_slots = np.empty((n_trials, n_clients), dtype=np.int64)
     pos_labels[:, : s * k] = block // k
     pos_slots[:, : s * k] = block % k
     if r:
@@ -97,8 +99,8 @@ def _cluster_layout(
     rows = np.arange(n_trials)[:, None]
     labels = np.empty_like(pos_labels)
     slots = np.empty_like(pos_slots)
-    labels[rows, user_at] = pos_labels
-    slots[rows, user_at] = pos_slots
+    labels[rows, client_at] = pos_labels
+    slots[rows, client_at] = pos_slots
     sizes = np.full((n_trials, s), k, dtype=np.int64)
     if r:
         sizes += (pos_labels[:, s * k :, None] == np.arange(s)[None, None, :]).sum(axis=1)
@@ -106,7 +108,7 @@ def _cluster_layout(
 
 
 def _layout_batches(
-    rng: np.random.Generator, n_trials: int, n_users: int, k: int, leftovers: str, batch: int
+    rng: np.random.Generator, n_trials: int, n_clients: int, k: int, leftovers: str, batch: int
 ) -> Iterator[tuple[np.ndarray, np.ndarray, np.ndarray]]:
     """``_cluster_layout`` for ``n_trials`` trials, at most ``batch`` at a time, in the order of the draws.
 
@@ -116,36 +118,36 @@ def _layout_batches(
     done = 0
     while done < n_trials:
         size = min(batch, n_trials - done)
-        yield _cluster_layout(rng, size, n_users, k, leftovers)
+        yield _cluster_layout(rng, size, n_clients, k, leftovers)
         done += size
 
 
 def assign_clusters(
-    n_users: int, k: int, *, leftovers: Leftovers = "random", random_state: SeedLike = None
+    n_clients: int, k: int, *, leftovers: Leftovers = "random", random_state: SeedLike = None
 ) -> list[np.ndarray]:
-    """Split users ``0..N-1`` into ``s = ⌊N/k⌋`` random clusters (Liu et al. 2025, Alg. 1 lines 2-3).
+    """Split clients ``0..N-1`` into ``s = ⌊N/k⌋`` random clusters (Liu et al. 2025, Alg. 1 lines 2-3).
 
-    A uniformly random permutation fills ``s`` clusters of ``k`` users; the
-    ``N − sk`` leftover users then join clusters either independently and
+    A uniformly random permutation fills ``s`` clusters of ``k`` clients; the
+    ``N − sk`` leftover clients then join clusters either independently and
     uniformly at random (``"random"``, the paper's line 3, which can give one
-    cluster several extra users) or round robin over a random order of the
+    cluster several extra clients) or round robin over a random order of the
     clusters (``"round_robin"``, sizes differ by at most one when ``N − sk < s``).
 
     Parameters
     ----------
-    n_users : int
+    n_clients : int
         ``N >= 1``.
     k : int
         Designed cluster size, ``1 <= k <= N``.
     leftovers : {"random", "round_robin"}, default="random"
-        How the leftover users are placed.
+        How the leftover clients are placed.
     random_state : int, numpy.random.Generator or None, default=None
         Draws the permutation and the placement; an int gives the same clusters every time.
 
     Returns
     -------
     list of ndarray of int64
-        ``s`` arrays of sorted user ids that partition ``range(N)``.
+        ``s`` arrays of sorted client ids that partition ``range(N)``.
 
     Raises
     ------
@@ -158,7 +160,7 @@ def assign_clusters(
     >>> sorted(len(c) for c in clusters), sorted(int(u) for c in clusters for u in c) == list(range(10))
     ([3, 3, 4], True)
     """
-    n = check_scalar(n_users, "n_users (N)", "int", min_val=1)
+    n = check_scalar(n_clients, "n_clients (N)", "int", min_val=1)
     k = check_scalar(k, "k", "int", min_val=1)
     check_option(leftovers, "leftovers", LEFTOVERS)
     _require_fits(n, k)

@@ -1,7 +1,7 @@
 """The Harary masking graph ``H(k, m)`` of SecAgg+ inside a cluster (Liu et al., TDSC 2025, Lemma 3, Requirement 3).
 
 :func:`harary_degree` chooses ``m``: as printed (``m = ln k``) or so that Lemma 3's union bound holds;
-:func:`harary_connected` decides whether ``H(k, m)`` minus the removed users (adversaries, dropouts,
+:func:`harary_connected` decides whether ``H(k, m)`` minus the removed clients (adversaries, dropouts,
 unlearned) stays connected, by the circular runs of removed vertices.
 """
 
@@ -16,7 +16,7 @@ from fedlib.unlearn._params import LN2, VARIANTS, Variant
 
 
 def harary_degree(k: int, p: float, sigma: float, variant: Variant = "printed", *, n_clusters: int = 1) -> int:
-    """The Harary degree ``m`` of SecAgg+ inside a cluster of ``k`` users (Liu et al. 2025, Lemma 3).
+    """The Harary degree ``m`` of SecAgg+ inside a cluster of ``k`` clients (Liu et al. 2025, Lemma 3).
 
     ``"printed"``: ``m = ln k`` "as same to the setting in SecAgg+", rounded to
     the nearest even number (at least 2). ``"corrected"``: the smallest even

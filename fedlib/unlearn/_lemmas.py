@@ -1,8 +1,8 @@
 """Lemmas 1-3 of Liu et al. (TDSC 2025): the conditions ``f_j(k) >= 0`` on the cluster size ``k`` (Alg. 2 lines 1-3).
 
 - Lemma 1, Eq. (3): at most ``t − 1`` adversaries in every cluster (Requirement 1, Shamir security);
-- Lemma 2, Eq. (4) as printed or corrected to Eq. (4'): at least ``t`` users left in every cluster after its
-  dropouts and unlearned users (Requirement 2, Shamir correctness);
+- Lemma 2, Eq. (4) as printed or corrected to Eq. (4'): at least ``t`` clients left in every cluster after its
+  dropouts and unlearned clients (Requirement 2, Shamir correctness);
 - Lemma 3, Eq. (5) as printed or as its proof derives it: the masking graph stays connected (Requirement 3).
 
 With :func:`balanced_threshold_rate`, the threshold rate ``ξ`` that Lemmas 1 and 2 (corrected) trade equally.
@@ -20,7 +20,7 @@ from fedlib.exceptions import InfeasibleParameters
 from fedlib.unlearn._params import LN2, VARIANTS, Variant, _check_k, _check_rates, _out
 
 
-def f1_shamir_security(k, *, n_users: int, gamma: float, xi: float, sigma: float):
+def f1_shamir_security(k, *, n_clients: int, gamma: float, xi: float, sigma: float):
     """Lemma 1, Eq. (3): ``f1(k) = 2(γ² + ξ² − 2ξγ)k + ln k − ln N − σ ln 2``.
 
     ``f1(k) >= 0`` makes the union bound ``(N/k)·exp(−2(t − γk)²/k)`` on the
@@ -32,10 +32,10 @@ def f1_shamir_security(k, *, n_users: int, gamma: float, xi: float, sigma: float
     ----------
     k : float or array-like of float
         Cluster size(s) to test, ``>= 1``.
-    n_users : int
-        ``N``, the number of users.
+    n_clients : int
+        ``N``, the number of clients.
     gamma : float
-        ``γ``, the largest fraction of adversarial users.
+        ``γ``, the largest fraction of adversarial clients.
     xi : float
         ``ξ = t/k``, the Shamir threshold rate.
     sigma : float
@@ -53,11 +53,11 @@ def f1_shamir_security(k, *, n_users: int, gamma: float, xi: float, sigma: float
 
     Examples
     --------
-    >>> round(f1_shamir_security(41, n_users=200, gamma=0.1, xi=0.7, sigma=40), 3)
+    >>> round(f1_shamir_security(41, n_clients=200, gamma=0.1, xi=0.7, sigma=40), 3)
     0.209
     """
     arr, scalar = _check_k(k)
-    n = check_scalar(n_users, "n_users (N)", "int", min_val=1)
+    n = check_scalar(n_clients, "n_clients (N)", "int", min_val=1)
     gamma, _, _, xi = _check_rates(gamma, 0.0, 0.0, xi)
     sigma = check_scalar(sigma, "sigma (σ)", "real", min_val=0.0)
     values = 2 * (gamma**2 + xi**2 - 2 * xi * gamma) * arr + (np.log(arr) - math.log(n) - sigma * LN2)
@@ -65,11 +65,11 @@ def f1_shamir_security(k, *, n_users: int, gamma: float, xi: float, sigma: float
 
 
 def f2_shamir_correctness(
-    k, *, n_users: int, delta: float, zeta: float, xi: float, eta: float, variant: Variant = "printed"
+    k, *, n_clients: int, delta: float, zeta: float, xi: float, eta: float, variant: Variant = "printed"
 ):
     """Lemma 2: Eq. (4) as printed, or the corrected Eq. (4') ``2(1 − δ − ξ − ζ)²k + ln(k/N) − η ln 2``.
 
-    Requirement 2 fails in a cluster when more than ``k − t − q`` of its users
+    Requirement 2 fails in a cluster when more than ``k − t − q`` of its clients
     drop out (``t = ξk``, ``q = ζk`` unlearned), so the Hoeffding deviation is
     ``w = 1 − ξ − ζ − δ`` and the union bound over ``N/k`` clusters gives Eq. (4').
     The printed Eq. (4),
@@ -81,12 +81,12 @@ def f2_shamir_correctness(
     ----------
     k : float or array-like of float
         Cluster size(s) ``>= 1`` at which to evaluate Eq. (4) or (4').
-    n_users : int
+    n_clients : int
         ``N``; the union bound runs over ``N/k`` clusters.
     delta : float
-        ``δ``, the largest fraction of dropout users.
+        ``δ``, the largest fraction of dropout clients.
     zeta : float
-        ``ζ = q/k``, the largest fraction of unlearned users in a cluster.
+        ``ζ = q/k``, the largest fraction of unlearned clients in a cluster.
     xi : float
         ``ξ = t/k``.
     eta : float
@@ -103,19 +103,19 @@ def f2_shamir_correctness(
     ------
     InfeasibleParameters
         For ``variant="corrected"`` when ``ξ + ζ + δ >= 1``: then fewer than
-        ``t`` users may remain in every cluster, whatever ``k``.
+        ``t`` clients may remain in every cluster, whatever ``k``.
     ValueError
         If a ``k`` is below 1 or a parameter is out of range.
 
     Examples
     --------
-    >>> f2_shamir_correctness(6, n_users=200, delta=0.1, zeta=0.1, xi=0.7, eta=40) >= 0
+    >>> f2_shamir_correctness(6, n_clients=200, delta=0.1, zeta=0.1, xi=0.7, eta=40) >= 0
     True
-    >>> f2_shamir_correctness(200, n_users=200, delta=0.1, zeta=0.1, xi=0.7, eta=40, variant="corrected") >= 0
+    >>> f2_shamir_correctness(200, n_clients=200, delta=0.1, zeta=0.1, xi=0.7, eta=40, variant="corrected") >= 0
     False
     """
     arr, scalar = _check_k(k)
-    n = check_scalar(n_users, "n_users (N)", "int", min_val=1)
+    n = check_scalar(n_clients, "n_clients (N)", "int", min_val=1)
     _, delta, zeta, xi = _check_rates(0.0, delta, zeta, xi)
     eta = check_scalar(eta, "eta (η)", "real", min_val=0.0)
     check_option(variant, "variant", VARIANTS)
@@ -150,7 +150,7 @@ def f3_connectivity(
     delta : float
         ``δ``, dropouts, removed as well.
     zeta : float
-        ``ζ``, unlearned users, removed as well.
+        ``ζ``, unlearned clients, removed as well.
     sigma : float
         ``σ`` in bits.
     variant : {"printed", "derived"}, default="printed"
@@ -228,7 +228,7 @@ def balanced_threshold_rate(gamma: float, delta: float, zeta: float) -> float:
 def _require_correctness_margin(delta: float, zeta: float, xi: float) -> None:
     if xi + zeta + delta >= 1:
         raise InfeasibleParameters(
-            f"ξ + ζ + δ = {xi + zeta + delta:g} >= 1: after δ dropouts and ζ unlearned users a cluster keeps at "
-            f"most a fraction 1 − δ − ζ = {1 - delta - zeta:g} of its users, fewer than the Shamir threshold "
+            f"ξ + ζ + δ = {xi + zeta + delta:g} >= 1: after δ dropouts and ζ unlearned clients a cluster keeps at "
+            f"most a fraction 1 − δ − ζ = {1 - delta - zeta:g} of its clients, fewer than the Shamir threshold "
             f"ξ = {xi:g} (Lemma 2, corrected: requires ξ + ζ + δ < 1)."
         )

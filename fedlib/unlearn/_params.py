@@ -1,8 +1,8 @@
 """The parameters of clustered federated unlearning, checked and rounded as the paper means them.
 
 Liu, Jiang, Jiang, Guo, Zhao, Lam, "Guaranteeing Data Privacy in Federated Unlearning with Dynamic User
-Participation" (IEEE TDSC 22(3), 2025), Sec. III: ``N`` users in clusters of ``k``; at most the fractions
-``γ`` of adversaries, ``δ`` of dropouts and ``ζ`` of unlearned users in a cluster; the Shamir threshold rate
+Participation" (IEEE TDSC 22(3), 2025), Sec. III: ``N`` clients in clusters of ``k``; at most the fractions
+``γ`` of adversaries, ``δ`` of dropouts and ``ζ`` of unlearned clients in a cluster; the Shamir threshold rate
 ``ξ = t/k``; the security and correctness parameters ``σ`` and ``η`` in bits. A rate is taken as the decimal
 typed, so that ``t = ⌈ξk⌉`` and ``q = ⌊ζk⌋`` are the integers the paper means.
 """

@@ -2,17 +2,17 @@
 
 Liu, Jiang, Jiang, Guo, Zhao, Lam, "Guaranteeing Data Privacy in Federated
 Unlearning with Dynamic User Participation" (IEEE TDSC 22(3), 2025) split the
-``N`` users at random into ``s = ⌊N/k⌋`` clusters (Alg. 1 lines 2-3), run SecAgg+
-inside each one, and unlearn a user by retraining only its cluster. ParGen
+``N`` clients at random into ``s = ⌊N/k⌋`` clusters (Alg. 1 lines 2-3), run SecAgg+
+inside each one, and unlearn a client by retraining only its cluster. ParGen
 (Alg. 2) picks the smallest cluster size ``k`` for which four requirements hold in
 every cluster with probability ``1 - 2^-σ`` (or ``1 - 2^-η``):
 
 - R1, Shamir security: fewer than ``t = ⌈ξk⌉`` adversaries (Lemma 1, Eq. (3));
-- R2, Shamir correctness: at least ``t`` users alive after dropouts and
+- R2, Shamir correctness: at least ``t`` clients alive after dropouts and
   unlearning (Lemma 2, Eq. (4));
 - R3, connectivity: the Harary masking graph minus adversaries, dropouts and
-  unlearned users stays connected (Lemma 3, Eq. (5));
-- R4, unlearning capacity: at most ``ζk`` unlearned users per cluster, which caps
+  unlearned clients stays connected (Lemma 3, Eq. (5));
+- R4, unlearning capacity: at most ``ζk`` unlearned clients per cluster, which caps
   the number of requests ``τ_seq`` and ``τ_bat`` (Lemmas 4.1 and 4.2, Eqs. (7), (9)).
 
 ``variant="printed"`` evaluates the formulas as printed; ``variant="corrected"``
@@ -71,7 +71,7 @@ class ParGenResult:
 
     Parameters
     ----------
-    n_users : int
+    n_clients : int
         ``N``.
     gamma : float
         ``γ``.
@@ -108,7 +108,7 @@ class ParGenResult:
     threshold : int
         ``t = ⌈ξk⌉``.
     removal_cap : int
-        ``q = ⌊ζk⌋``, the most unlearned users a cluster of ``k`` may lose.
+        ``q = ⌊ζk⌋``, the most unlearned clients a cluster of ``k`` may lose.
     degree : int
         The Harary degree ``m`` (:func:`harary_degree`; ``>= k − 1`` means the complete graph).
     cluster_sizes : tuple of int
@@ -122,7 +122,7 @@ class ParGenResult:
     ((41, 6, 1, 41, 4, 40, None), (50, 50, 50, 50))
     """
 
-    n_users: int
+    n_clients: int
     gamma: float
     delta: float
     zeta: float
@@ -149,12 +149,12 @@ class ParGenResult:
 
     @property
     def cluster_caps(self) -> tuple[int, ...]:
-        """``q_i = ⌊ζ k_i⌋`` for each of :attr:`cluster_sizes`: the most unlearned users cluster ``i`` may lose."""
+        """``q_i = ⌊ζ k_i⌋`` for each of :attr:`cluster_sizes`: the most unlearned clients cluster ``i`` may lose."""
         return tuple(_floor_times(self.zeta, size) for size in self.cluster_sizes)
 
     @property
     def feasible(self) -> bool:
-        """Whether at least one cluster of size ``k`` fits into ``N`` users (Remark 6)."""
+        """Whether at least one cluster of size ``k`` fits into ``N`` clients (Remark 6)."""
         return self.n_clusters >= 1
 
     @property
@@ -165,7 +165,7 @@ class ParGenResult:
 
 
 def pargen(
-    n_users: int,
+    n_clients: int,
     *,
     gamma: float,
     delta: float,
@@ -194,14 +194,14 @@ def pargen(
 
     Parameters
     ----------
-    n_users : int
+    n_clients : int
         ``N >= 1``.
     gamma : float
-        ``γ``, largest fraction of adversarial users, in ``[0, 1)``.
+        ``γ``, largest fraction of adversarial clients, in ``[0, 1)``.
     delta : float
-        ``δ``, largest fraction of dropout users, in ``[0, 1)``.
+        ``δ``, largest fraction of dropout clients, in ``[0, 1)``.
     zeta : float
-        ``ζ``, largest fraction of unlearned users per cluster, in ``[0, 1)``.
+        ``ζ``, largest fraction of unlearned clients per cluster, in ``[0, 1)``.
     xi : float
         ``ξ = t/k``, the Shamir threshold rate, in ``(0, 1]``.
     sigma : float
@@ -240,7 +240,7 @@ def pargen(
     >>> r.k, r.n_clusters, r.tau_seq, r.degree
     (122, 8, 12, 58)
     """
-    n = check_scalar(n_users, "n_users (N)", "int", min_val=1)
+    n = check_scalar(n_clients, "n_clients (N)", "int", min_val=1)
     gamma, delta, zeta, xi = _check_rates(gamma, delta, zeta, xi)
     sigma = check_scalar(sigma, "sigma (σ)", "real", min_val=0.0)
     eta = check_scalar(eta, "eta (η)", "real", min_val=0.0)
@@ -258,14 +258,14 @@ def pargen(
     else:
         _require_correctness_margin(delta, zeta, xi)
 
-    k1 = _smallest_k(lambda ks: f1_shamir_security(ks, n_users=n, gamma=gamma, xi=xi, sigma=sigma), k_max, "Lemma 1")
+    k1 = _smallest_k(lambda ks: f1_shamir_security(ks, n_clients=n, gamma=gamma, xi=xi, sigma=sigma), k_max, "Lemma 1")
     k2 = _smallest_k(
-        lambda ks: f2_shamir_correctness(ks, n_users=n, delta=delta, zeta=zeta, xi=xi, eta=eta, variant=variant),
+        lambda ks: f2_shamir_correctness(ks, n_clients=n, delta=delta, zeta=zeta, xi=xi, eta=eta, variant=variant),
         k_max,
         "Lemma 2" + (" (Eq. (4'))" if variant == "corrected" else ""),
     )
     p = gamma + delta + zeta
-    common = dict(n_users=n, gamma=gamma, delta=delta, zeta=zeta, xi=xi, sigma=sigma, eta=eta, variant=variant)
+    common = dict(n_clients=n, gamma=gamma, delta=delta, zeta=zeta, xi=xi, sigma=sigma, eta=eta, variant=variant)
     if variant == "printed":
         if p == 0:  # nobody is removed: Requirement 3 holds for every k (Eq. (5) would take ln 0)
             k3 = 1
@@ -299,7 +299,7 @@ def pargen(
             k1=k1,
             k2=k2,
             k=k,
-            n_users=n,
+            n_clients=n,
         )
     s = n // k
     sizes = balanced_cluster_sizes(n, k)

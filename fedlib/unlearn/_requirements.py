@@ -1,6 +1,6 @@
 """Exact probabilities that Requirements 1, 2 and 4 fail on a random clustering (Liu et al., TDSC 2025, Sec. III).
 
-The adversaries, the dropouts and the unlearned users are uniformly random sets, as in the proofs of Lemmas 1,
+The adversaries, the dropouts and the unlearned clients are uniformly random sets, as in the proofs of Lemmas 1,
 2 and 4; a requirement fails when one of these sets puts more than a cap into some cluster. The probability
 of that is the multivariate hypergeometric tail, computed exactly with integer polynomials
 (:func:`overflow_probability`), beside the paper's union bound (:func:`requirement_failure_probabilities`).
@@ -25,7 +25,7 @@ from fedlib.unlearn._params import _ceil_times, _check_caps, _check_rates, _chec
 def _within_caps_coefficients(sizes: list[int], caps: list[int], degree: int) -> list[int]:
     """Coefficients ``c_0..c_degree`` of ``Π_i Σ_{j <= cap_i} C(k_i, j) x^j`` (exact integers).
 
-    ``c_n`` counts the ``n``-subsets of the users that put at most ``cap_i`` users into
+    ``c_n`` counts the ``n``-subsets of the clients that put at most ``cap_i`` clients into
     every cluster ``i``. Clusters of equal size and cap share one factor, raised to
     their number by FLINT's truncated power.
     """
@@ -41,9 +41,9 @@ def _within_caps_coefficients(sizes: list[int], caps: list[int], degree: int) ->
 
 
 def overflow_probability(cluster_sizes, caps, n_drawn: int) -> Fraction:
-    """Exact probability that a uniformly random ``n_drawn``-subset of users puts more than ``caps[i]`` in a cluster.
+    """Exact probability that a uniformly random ``n_drawn``-subset of clients puts more than ``caps[i]`` in a cluster.
 
-    With ``N = Σ k_i`` users and ``c`` the coefficient of ``x^{n_drawn}`` in
+    With ``N = Σ k_i`` clients and ``c`` the coefficient of ``x^{n_drawn}`` in
     ``Π_i Σ_{j <= cap_i} C(k_i, j) x^j`` (the subsets that respect every cap), the
     probability is ``(C(N, n_drawn) − c) / C(N, n_drawn)``: the multivariate
     hypergeometric law, exactly, with no independence or union bound. It is the
@@ -73,7 +73,7 @@ def overflow_probability(cluster_sizes, caps, n_drawn: int) -> Fraction:
 
     Examples
     --------
-    >>> overflow_probability([2, 2], 1, 2)  # both drawn users in the same cluster: 2 of the 6 pairs
+    >>> overflow_probability([2, 2], 1, 2)  # both drawn clients in the same cluster: 2 of the 6 pairs
     Fraction(1, 3)
     """
     sizes = _check_sizes(cluster_sizes)
@@ -88,16 +88,16 @@ def overflow_probability(cluster_sizes, caps, n_drawn: int) -> Fraction:
 def r4_failure_probability(cluster_sizes, caps, tau: int) -> Fraction:
     """Exact ``Pr[R4 fails]``: some cluster loses more than its cap to ``τ`` uniformly random requests (Requirement 4).
 
-    The set ``Q`` of unlearned users is a uniformly random ``τ``-subset of the
-    ``N`` users in the sequential setting (each request is a random remaining
-    user) and in the batch setting alike, so both settings carry this same risk.
+    The set ``Q`` of unlearned clients is a uniformly random ``τ``-subset of the
+    ``N`` clients in the sequential setting (each request is a random remaining
+    client) and in the batch setting alike, so both settings carry this same risk.
 
     Parameters
     ----------
     cluster_sizes : array-like of int
         ``k_i``, one per cluster.
     caps : int or array-like of int
-        ``q_i = ⌊ζ k_i⌋``, the largest number of unlearned users per cluster.
+        ``q_i = ⌊ζ k_i⌋``, the largest number of unlearned clients per cluster.
     tau : int
         Number of requests ``τ``.
 
@@ -133,10 +133,10 @@ def _requirement_caps(
 ) -> dict[str, np.ndarray]:
     """The most members of its random set a cluster may hold before a requirement fails, elementwise.
 
-    With ``k_i`` users, threshold ``t_i`` and removal cap ``q_i``: R1 admits ``t_i − 1`` adversaries;
+    With ``k_i`` clients, threshold ``t_i`` and removal cap ``q_i``: R1 admits ``t_i − 1`` adversaries;
     R2 admits ``k_i − t_i − q_i`` dropouts (Lemma 2's event: the cluster may also lose ``q_i``
-    unlearned users); "R2 (realised Q)" admits ``k_i − t_i`` dropouts and unlearned users together;
-    R4 admits ``q_i`` unlearned users. The exact probabilities and the Monte Carlo share these caps.
+    unlearned clients); "R2 (realised Q)" admits ``k_i − t_i`` dropouts and unlearned clients together;
+    R4 admits ``q_i`` unlearned clients. The exact probabilities and the Monte Carlo share these caps.
 
     Parameters
     ----------
@@ -199,19 +199,19 @@ def requirement_failure_probabilities(
 ) -> dict[str, RequirementRisk]:
     """Exact failure probabilities of Requirements 1, 2 and 4 for given cluster sizes (Liu et al. 2025, Sec. III).
 
-    The adversaries ``A`` (``⌊γN⌋`` users), the dropouts ``D`` (``⌊δN⌋``) and the
-    unlearned users ``Q`` (``τ``) are uniformly random sets, as in the proofs of
-    Lemmas 1, 2 and 4. A cluster of ``k_i`` users has the Shamir threshold
+    The adversaries ``A`` (``⌊γN⌋`` clients), the dropouts ``D`` (``⌊δN⌋``) and the
+    unlearned clients ``Q`` (``τ``) are uniformly random sets, as in the proofs of
+    Lemmas 1, 2 and 4. A cluster of ``k_i`` clients has the Shamir threshold
     ``t_i = ⌈ξ k_i⌉`` and the removal cap ``q_i = ⌊ζ k_i⌋``.
 
     - R1 fails when some cluster holds ``t_i`` or more adversaries.
-    - R2 fails when some cluster keeps fewer than ``t_i`` users after its dropouts
-      and ``q_i`` unlearned users: more than ``k_i − t_i − q_i`` dropouts. This is
+    - R2 fails when some cluster keeps fewer than ``t_i`` clients after its dropouts
+      and ``q_i`` unlearned clients: more than ``k_i − t_i − q_i`` dropouts. This is
       Lemma 2's event, the worst case over every ``Q`` that Requirement 4 admits.
-    - "R2 (realised Q)": Requirement 2 for the ``τ`` random unlearned users
-      themselves; ``D ∪ Q`` is a uniformly random set of ``⌊δN⌋ + τ`` users, and R2
+    - "R2 (realised Q)": Requirement 2 for the ``τ`` random unlearned clients
+      themselves; ``D ∪ Q`` is a uniformly random set of ``⌊δN⌋ + τ`` clients, and R2
       fails when more than ``k_i − t_i`` of them fall into some cluster.
-    - R4 fails when some cluster holds more than ``q_i`` of the ``τ`` unlearned users.
+    - R4 fails when some cluster holds more than ``q_i`` of the ``τ`` unlearned clients.
 
     Parameters
     ----------

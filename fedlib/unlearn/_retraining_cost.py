@@ -1,9 +1,9 @@
-"""How many users retrain for ``τ`` unlearning requests (Liu et al., TDSC 2025, Remark 1).
+"""How many clients retrain for ``τ`` unlearning requests (Liu et al., TDSC 2025, Remark 1).
 
-Sequential requests retrain the requested user's cluster once per request; a batch retrains every hit
+Sequential requests retrain the requested client's cluster once per request; a batch retrains every hit
 cluster once. :func:`expected_retrained_sequential` and :func:`expected_retrained_batch` evaluate Remark 1
 for equal clusters (as printed, or corrected), :func:`expected_retrained` for actual cluster sizes, and
-:func:`simulate_retraining` counts the retrained users over random clusterings.
+:func:`simulate_retraining` counts the retrained clients over random clusterings.
 """
 
 from __future__ import annotations
@@ -26,52 +26,52 @@ if TYPE_CHECKING:
     import pandas as pd
 
 
-def _check_tau(tau: npt.ArrayLike, n_users: int) -> np.ndarray:
+def _check_tau(tau: npt.ArrayLike, n_clients: int) -> np.ndarray:
     """``τ`` as a float array, checked to lie in ``[0, N]`` (Remark 1's numbers of requests)."""
     arr = np.asarray(tau, dtype=np.float64)
-    if arr.size and (np.min(arr) < 0 or np.max(arr) > n_users):
-        raise ValueError(f"tau must lie in [0, N = {n_users}], got {tau!r}.")
+    if arr.size and (np.min(arr) < 0 or np.max(arr) > n_clients):
+        raise ValueError(f"tau must lie in [0, N = {n_clients}], got {tau!r}.")
     return arr
 
 
 def expected_retrained_sequential(
-    n_users: int,
+    n_clients: int,
     k: int,
     tau,
     *,
     formula: Literal["printed", "post_removal", "pre_removal"] = "printed",
-    requests: Literal["clusters", "users"] = "clusters",
+    requests: Literal["clusters", "clients"] = "clusters",
 ):
-    """Expected number of users retrained by ``τ`` sequential requests (Liu et al. 2025, Remark 1).
+    """Expected number of clients retrained by ``τ`` sequential requests (Liu et al. 2025, Remark 1).
 
     With ``s = N/k`` equal clusters, request ``j`` retrains its cluster, which has
-    lost ``e_j`` of its users to earlier requests on average. In the paper's model
+    lost ``e_j`` of its clients to earlier requests on average. In the paper's model
     (``requests="clusters"``) every request hits a uniformly random cluster, so
-    ``e_j = (j−1)k/N``; for ``τ`` distinct uniformly random users
-    (``requests="users"``) another user of the same cluster was hit with probability
+    ``e_j = (j−1)k/N``; for ``τ`` distinct uniformly random clients
+    (``requests="clients"``) another client of the same cluster was hit with probability
     ``(k−1)/(N−1)``, so ``e_j = (j−1)(k−1)/(N−1)``. Summing ``k − e_j`` over the
     requests,
 
     - ``"pre_removal"``: ``τk − τ(τ−1)k/(2N)`` (clusters), counting the cluster
-      before the requested user leaves (the paper's prose: "the initial unlearning
+      before the requested client leaves (the paper's prose: "the initial unlearning
       request leads to the retraining of k users");
     - ``"post_removal"``: ``τ(k−1) − τ(τ−1)k/(2N)`` (clusters), counting only the
-      users who retrain;
+      clients who retrain;
     - ``"printed"``: Remark 1's closed form ``(2N + 1 − τ²)k/(2N) − τ``, which is
       neither (it can be negative); paper's model only.
 
     Parameters
     ----------
-    n_users : int
-        ``N``, the number of users.
+    n_clients : int
+        ``N``, the number of clients.
     k : int
         Size of each of the ``N/k`` clusters, ``<= N``.
     tau : int or array-like of int
         Number(s) of requests ``τ``, in ``[0, N]``.
     formula : {"printed", "post_removal", "pre_removal"}, default="printed"
         Which expression to evaluate.
-    requests : {"clusters", "users"}, default="clusters"
-        Each request hits a uniformly random cluster (the paper), or requests are distinct random users.
+    requests : {"clusters", "clients"}, default="clusters"
+        Each request hits a uniformly random cluster (the paper), or requests are distinct random clients.
 
     Returns
     -------
@@ -81,7 +81,7 @@ def expected_retrained_sequential(
     Raises
     ------
     ValueError
-        If an argument is out of range, or for the printed form with ``requests="users"``.
+        If an argument is out of range, or for the printed form with ``requests="clients"``.
 
     Examples
     --------
@@ -89,13 +89,13 @@ def expected_retrained_sequential(
     20.025
     >>> expected_retrained_sequential(1000, 50, 20, formula="post_removal")
     970.5
-    >>> round(expected_retrained_sequential(1000, 50, 20, formula="post_removal", requests="users"), 3)
+    >>> round(expected_retrained_sequential(1000, 50, 20, formula="post_removal", requests="clients"), 3)
     970.681
     """
-    n = check_scalar(n_users, "n_users (N)", "int", min_val=1)
+    n = check_scalar(n_clients, "n_clients (N)", "int", min_val=1)
     k = check_scalar(k, "k", "int", min_val=1, max_val=n)
     check_option(formula, "formula", ("printed", "post_removal", "pre_removal"))
-    check_option(requests, "requests", ("clusters", "users"))
+    check_option(requests, "requests", ("clusters", "clients"))
     arr = _check_tau(tau, n)
     if formula == "printed":
         if requests != "clusters":
@@ -107,26 +107,26 @@ def expected_retrained_sequential(
     return _out(values, arr.ndim == 0)
 
 
-def expected_retrained_batch(n_users: int, k: int, tau, *, requests: Literal["clusters", "users"] = "clusters"):
-    """Expected number of users retrained by one batch of ``τ`` requests (Liu et al. 2025, Remark 1).
+def expected_retrained_batch(n_clients: int, k: int, tau, *, requests: Literal["clusters", "clients"] = "clusters"):
+    """Expected number of clients retrained by one batch of ``τ`` requests (Liu et al. 2025, Remark 1).
 
-    Every cluster hit by the batch retrains once, without its unlearned users:
+    Every cluster hit by the batch retrains once, without its unlearned clients:
     ``E_bat = N − N·Pr[a cluster is missed] − τ`` for ``s = N/k`` equal clusters.
     ``"clusters"``: Remark 1's ``N − N(1 − k/N)^τ − τ``, the paper's model in which
     each request hits a cluster with probability ``k/N`` independently (correct in
-    that model). ``"users"``: ``τ`` distinct uniformly random users, for which a
+    that model). ``"clients"``: ``τ`` distinct uniformly random clients, for which a
     cluster is missed with probability ``C(N−k, τ)/C(N, τ)``.
 
     Parameters
     ----------
-    n_users : int
-        ``N`` users in all.
+    n_clients : int
+        ``N`` clients in all.
     k : int
         Cluster size, ``1 <= k <= N``.
     tau : int or array-like of int
         Batch size(s) ``0 <= τ <= N``.
-    requests : {"clusters", "users"}, default="clusters"
-        The paper's model, or distinct uniformly random users.
+    requests : {"clusters", "clients"}, default="clusters"
+        The paper's model, or distinct uniformly random clients.
 
     Returns
     -------
@@ -142,12 +142,12 @@ def expected_retrained_batch(n_users: int, k: int, tau, *, requests: Literal["cl
     --------
     >>> round(expected_retrained_batch(1000, 50, 20), 2)
     621.51
-    >>> round(expected_retrained_batch(1000, 50, 20, requests="users"), 2)
+    >>> round(expected_retrained_batch(1000, 50, 20, requests="clients"), 2)
     625.13
     """
-    n = check_scalar(n_users, "n_users (N)", "int", min_val=1)
+    n = check_scalar(n_clients, "n_clients (N)", "int", min_val=1)
     k = check_scalar(k, "k", "int", min_val=1, max_val=n)
-    check_option(requests, "requests", ("clusters", "users"))
+    check_option(requests, "requests", ("clusters", "clients"))
     arr = _check_tau(tau, n)
     if requests == "clusters":
         values = n - n * (1 - k / n) ** arr - arr
@@ -158,19 +158,19 @@ def expected_retrained_batch(n_users: int, k: int, tau, *, requests: Literal["cl
 
 
 def expected_retrained(cluster_sizes, n_requests: int, mode: str) -> float:
-    """Expected users retrained by ``τ`` distinct uniformly random requests, for the actual cluster sizes.
+    """Expected clients retrained by ``τ`` distinct uniformly random requests, for the actual cluster sizes.
 
     Remark 1 of Liu et al. (2025) assumes ``s`` equal clusters of ``k``; with the
     leftovers the sizes ``k_i`` differ. With ``K_2 = Σ k_i² / N`` (the size of
-    the cluster of a random user, on average):
+    the cluster of a random client, on average):
 
-    - batch: every hit cluster retrains once without its unlearned users,
+    - batch: every hit cluster retrains once without its unlearned clients,
       ``Σ_i k_i (1 − C(N − k_i, τ)/C(N, τ)) − τ``;
-    - sequential: request ``j`` retrains its cluster without the requested user
+    - sequential: request ``j`` retrains its cluster without the requested client
       and the ``(j − 1)(K_2 − 1)/(N − 1)`` earlier requests that fell in it on
       average, ``τ(K_2 − 1) − τ(τ − 1)(K_2 − 1)/(2(N − 1))``.
 
-    With one cluster of all ``N`` users these are ``N − τ`` and ``τ(N − 1) − τ(τ − 1)/2``.
+    With one cluster of all ``N`` clients these are ``N − τ`` and ``τ(N − 1) − τ(τ − 1)/2``.
 
     Parameters
     ----------
@@ -202,7 +202,7 @@ def expected_retrained(cluster_sizes, n_requests: int, mode: str) -> float:
 
 
 def simulate_retraining(
-    n_users: int,
+    n_clients: int,
     k: int,
     tau: int,
     *,
@@ -210,26 +210,26 @@ def simulate_retraining(
     leftovers: Leftovers = "random",
     random_state: SeedLike = None,
 ) -> pd.DataFrame:
-    """Users retrained by ``τ`` requests for distinct uniformly random users, per random clustering (Remark 1).
+    """Clients retrained by ``τ`` requests for distinct uniformly random clients, per random clustering (Remark 1).
 
-    Each trial clusters the users as Alg. 1 does and draws ``τ`` distinct users in
+    Each trial clusters the clients as Alg. 1 does and draws ``τ`` distinct clients in
     request order. Sequentially, request ``j`` retrains its cluster as it is then
-    (``"sequential, pre-removal"`` counts the requested user, ``"sequential,
+    (``"sequential, pre-removal"`` counts the requested client, ``"sequential,
     post-removal"`` does not); in one batch, every hit cluster retrains once
-    without its unlearned users (``"batch"``).
+    without its unlearned clients (``"batch"``).
 
     Parameters
     ----------
-    n_users : int
-        ``N``, the users to cluster.
+    n_clients : int
+        ``N``, the clients to cluster.
     k : int
         Designed cluster size (Alg. 1), ``<= N``.
     tau : int
-        Number of requests for distinct users, ``<= N``.
+        Number of requests for distinct clients, ``<= N``.
     n_trials : int
         Number of random clusterings and request sequences.
     leftovers : {"random", "round_robin"}, default="random"
-        Placement of the leftover users (Alg. 1 line 3).
+        Placement of the leftover clients (Alg. 1 line 3).
     random_state : int, numpy.random.Generator or None, default=None
         Draws the clusterings and requests.
 
@@ -250,7 +250,7 @@ def simulate_retraining(
     >>> sim.mean().tolist()
     [10.0, 9.0, 9.0]
     """
-    n = check_scalar(n_users, "n_users (N)", "int", min_val=1)
+    n = check_scalar(n_clients, "n_clients (N)", "int", min_val=1)
     k = check_scalar(k, "k", "int", min_val=1, max_val=n)
     tau = check_scalar(tau, "tau (τ)", "int", min_val=0, max_val=n)
     n_trials = check_scalar(n_trials, "n_trials", "int", min_val=1)
@@ -260,7 +260,7 @@ def simulate_retraining(
     batch = max(1, min(n_trials, 1_000_000 // (n + s * tau + 1)))
     pre, batch_total = [], []
     for labels, _, sizes in _layout_batches(rng, n_trials, n, k, leftovers, batch):
-        hit = labels[:, :tau]  # users 0..τ-1 are requested in this order: the labels are random
+        hit = labels[:, :tau]  # clients 0..τ-1 are requested in this order: the labels are random
         order = np.argsort(hit, axis=1, kind="stable")
         ordered = np.take_along_axis(hit, order, axis=1)
         first = np.zeros_like(ordered)

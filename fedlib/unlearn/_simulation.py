@@ -1,6 +1,6 @@
 """Monte Carlo of Requirements 1-4 over random clusterings (Liu et al., TDSC 2025, Sec. III and Alg. 1).
 
-Each trial clusters the users as Alg. 1 does and draws random adversaries, dropouts and unlearned users;
+Each trial clusters the clients as Alg. 1 does and draws random adversaries, dropouts and unlearned clients;
 the failure rates come with Clopper-Pearson intervals. Requirement 3 (connectivity of the masking graph),
 which has no exact formula here, is simulated too.
 """
@@ -33,12 +33,12 @@ def _clopper_pearson(failures: int, trials: int, confidence: float) -> tuple[flo
     return low, high
 
 
-#: Role codes of the Monte Carlo: an honest user who stays, an adversary, a dropout, an unlearned user.
+#: Role codes of the Monte Carlo: an honest client who stays, an adversary, a dropout, an unlearned client.
 _HONEST, _ADVERSARY, _DROPOUT, _UNLEARNED, _EMPTY = 0, 1, 2, 3, -1
 
 
 def simulate_requirements(
-    n_users: int,
+    n_clients: int,
     k: int,
     *,
     gamma: float,
@@ -54,16 +54,16 @@ def simulate_requirements(
 ) -> pd.DataFrame:
     """Monte Carlo failure rates of Requirements 1-4 over random clusterings (Liu et al. 2025, Sec. III).
 
-    Each trial clusters the ``N`` users as Alg. 1 does (:func:`assign_clusters`)
+    Each trial clusters the ``N`` clients as Alg. 1 does (:func:`assign_clusters`)
     and draws disjoint uniformly random sets of ``⌊γN⌋`` adversaries, ``⌊δN⌋``
-    dropouts and ``τ`` unlearned (honest) users. A cluster of ``k_i`` users has
+    dropouts and ``τ`` unlearned (honest) clients. A cluster of ``k_i`` clients has
     the threshold ``t_i = ⌈ξ k_i⌉``, the cap ``q_i = ⌊ζ k_i⌋`` and a Harary masking
     graph ``H(k_i, m)`` on a uniformly random circle. In some cluster,
 
     - R1 fails when ``t_i`` or more members are adversaries;
     - R2 fails when more than ``k_i − t_i − q_i`` members drop out (Lemma 2's
       event: fewer than ``t_i`` would remain if the cluster also lost ``q_i``
-      unlearned users); "R2 (realised Q)" fails when fewer than ``t_i`` members
+      unlearned clients); "R2 (realised Q)" fails when fewer than ``t_i`` members
       remain outside ``D ∪ Q``;
     - R3 fails when the honest members outside ``D ∪ Q`` are not connected
       (:func:`harary_connected`);
@@ -71,8 +71,8 @@ def simulate_requirements(
 
     Parameters
     ----------
-    n_users : int
-        ``N``, the users of each trial.
+    n_clients : int
+        ``N``, the clients of each trial.
     k : int
         Designed cluster size, ``<= N``: ``⌊N/k⌋`` clusters.
     gamma : float
@@ -84,13 +84,13 @@ def simulate_requirements(
     xi : float
         ``ξ``, giving each cluster the threshold ``t_i = ⌈ξ k_i⌉``.
     tau : int
-        Number of unlearned users ``τ``.
+        Number of unlearned clients ``τ``.
     degree : int
         Harary degree ``m``, even (a degree ``>= k_i − 1`` is the complete graph).
     n_trials : int
         Number of random clusterings.
     leftovers : {"random", "round_robin"}, default="random"
-        Placement of the ``N − sk`` leftover users (Alg. 1 line 3).
+        Placement of the ``N − sk`` leftover clients (Alg. 1 line 3).
     confidence : float, default=0.95
         Level of the Clopper-Pearson intervals.
     random_state : int, numpy.random.Generator or None, default=None
@@ -106,7 +106,7 @@ def simulate_requirements(
     Raises
     ------
     ValueError
-        If the sets do not fit into ``N`` users, ``k > N``, the degree is odd, or
+        If the sets do not fit into ``N`` clients, ``k > N``, the degree is odd, or
         another argument is out of range.
 
     Examples
@@ -116,7 +116,7 @@ def simulate_requirements(
     >>> int(table.loc["R1", "failures"]), bool(table.loc["R3", "rate"] > 0.5)
     (0, True)
     """
-    n = check_scalar(n_users, "n_users (N)", "int", min_val=1)
+    n = check_scalar(n_clients, "n_clients (N)", "int", min_val=1)
     k = check_scalar(k, "k", "int", min_val=1, max_val=n)
     gamma, delta, zeta, xi = _check_rates(gamma, delta, zeta, xi)
     tau = check_scalar(tau, "tau (τ)", "int", min_val=0)
@@ -129,7 +129,7 @@ def simulate_requirements(
     rng = check_random_state(random_state)
     n_adv, n_drop = _floor_times(gamma, n), _floor_times(delta, n)
     if n_adv + n_drop + tau > n:
-        raise ValueError(f"⌊γN⌋ + ⌊δN⌋ + τ = {n_adv + n_drop + tau} users exceed N = {n}.")
+        raise ValueError(f"⌊γN⌋ + ⌊δN⌋ + τ = {n_adv + n_drop + tau} clients exceed N = {n}.")
     roles = np.full(n, _HONEST, dtype=np.int8)
     roles[:n_adv] = _ADVERSARY
     roles[n_adv : n_adv + n_drop] = _DROPOUT

@@ -339,21 +339,21 @@ def test_subsample_indices_edge_cases():
 
 def _writers(seed, n_writers=30, n_rows=600):
     rng = np.random.default_rng(seed)
-    users = rng.integers(0, n_writers, size=n_rows)
-    return users, rng.random(n_rows) < 0.2
+    groups = rng.integers(0, n_writers, size=n_rows)
+    return groups, rng.random(n_rows) < 0.2
 
 
 def test_split_by_group_keeps_the_bits_of_the_chapters_writer_loops():
     """Golden values of the FEMNIST writer loops the KNOT (writers with two training rows) and SecAgg-FU
     (every writer) chapters ran before this function (issue 18): same draws in the same order."""
-    users = np.repeat(np.arange(8), [4, 1, 3, 5, 2, 4, 1, 4])
+    groups = np.repeat(np.arange(8), [4, 1, 3, 5, 2, 4, 1, 4])
     is_test = np.isin(np.arange(24), [3, 6, 7, 11, 12, 15, 17, 20, 23])
     for min_train, rows, clients, test in (
         (2, [0, 1, 16, 18, 21, 22], [[0, 1], [2, 3], [4, 5]], [3, 15, 17, 20]),
         (0, [0, 1, 19, 21, 22], [[0, 1], [2], [3, 4]], [3, 20, 23]),
     ):
         got = split_by_group(
-            users,
+            groups,
             is_test,
             3,
             max_per_client=2,
@@ -366,31 +366,31 @@ def test_split_by_group_keeps_the_bits_of_the_chapters_writer_loops():
 
 
 def test_split_by_group_gives_each_client_its_own_training_rows_and_tests_on_its_writers():
-    users, is_test = _writers(0)
-    rows, clients, test = split_by_group(users, is_test, 12, max_per_client=5, test_size=40, random_state=0)
+    groups, is_test = _writers(0)
+    rows, clients, test = split_by_group(groups, is_test, 12, max_per_client=5, test_size=40, random_state=0)
     assert len(clients) == 12
     np.testing.assert_array_equal(np.concatenate(clients), np.arange(rows.size))  # consecutive blocks of rows
-    writers = [np.unique(users[rows[c]]) for c in clients]
+    writers = [np.unique(groups[rows[c]]) for c in clients]
     assert all(w.size == 1 for w in writers) and len({int(w[0]) for w in writers}) == 12
     assert all(1 <= c.size <= 5 for c in clients) and not is_test[rows].any()
-    assert is_test[test].all() and np.isin(users[test], np.concatenate(writers)).all()
+    assert is_test[test].all() and np.isin(groups[test], np.concatenate(writers)).all()
     assert test.size == 40 and np.all(np.diff(test) > 0)
-    again = split_by_group(users, is_test, 12, max_per_client=5, test_size=40, random_state=0)
+    again = split_by_group(groups, is_test, 12, max_per_client=5, test_size=40, random_state=0)
     assert all(
         np.array_equal(a, b) for a, b in zip([rows, test, *clients], [again[0], again[2], *again[1]], strict=True)
     )
 
 
 def test_split_by_group_draws_only_groups_with_enough_training_rows():
-    users = np.array([0, 0, 0, 1, 1, 2])
+    groups = np.array([0, 0, 0, 1, 1, 2])
     is_test = np.array([False, False, True, False, True, False])
     rows, clients, _ = split_by_group(
-        users, is_test, 1, max_per_client=9, test_size=0, min_train_size=2, random_state=3
+        groups, is_test, 1, max_per_client=9, test_size=0, min_train_size=2, random_state=3
     )
     assert rows.tolist() == [0, 1] and clients[0].tolist() == [0, 1]  # only writer 0 has two training rows
     with pytest.raises(ValueError, match=r"1 groups \(writers\) have at least 2 training rows; n_clients=2"):
-        split_by_group(users, is_test, 2, max_per_client=9, test_size=0, min_train_size=2)
+        split_by_group(groups, is_test, 2, max_per_client=9, test_size=0, min_train_size=2)
     with pytest.raises(ValueError, match="1-D of one length"):
-        split_by_group(users, is_test[:-1], 1, max_per_client=9, test_size=0)
+        split_by_group(groups, is_test[:-1], 1, max_per_client=9, test_size=0)
     with pytest.raises(ValueError, match="max_per_client"):
-        split_by_group(users, is_test, 1, max_per_client=0, test_size=0)
+        split_by_group(groups, is_test, 1, max_per_client=0, test_size=0)

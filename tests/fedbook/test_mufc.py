@@ -37,9 +37,9 @@ def test_femnist_keeps_the_papers_number_of_writers():
     sizes = experiments.femnist_sizes(problem)
     assert sizes["sample writers"] > experiments.FEMNIST_WRITERS >= sizes["writers"] == len(problem.parts)
     assert sizes["images"] == len(problem.X) == 1500 and sizes["paper writers"] == 100
-    users = problem.dataset.extras["user_index"]
-    kept = set(np.unique(users[experiments.largest_groups(users, experiments.FEMNIST_WRITERS)]).tolist())
-    counts = np.bincount(users)
+    writers = problem.dataset.extras["user_index"]
+    kept = set(np.unique(writers[experiments.largest_groups(writers, experiments.FEMNIST_WRITERS)]).tolist())
+    counts = np.bincount(writers)
     assert min(counts[list(kept)]) >= max(np.delete(counts, list(kept)), default=0)
 
 

@@ -15,7 +15,7 @@ from fedlib.learn import LocalSGD
 
 @pytest.fixture(scope="module")
 def images():
-    return experiments.load_federated_images("MNIST", n_users=24, per_user=5, n_test=100, random_state=0)
+    return experiments.load_federated_images("MNIST", n_clients=24, per_client=5, n_test=100, random_state=0)
 
 
 @pytest.fixture(scope="module")
@@ -26,13 +26,13 @@ def design():
 
 
 def test_images_are_dealt_evenly_and_reproducibly(images):
-    assert images.n_users == 24 and all(len(u) == 5 for u in images.users)
-    assert np.unique(np.concatenate(images.users)).size == 120
+    assert images.n_clients == 24 and all(len(u) == 5 for u in images.clients)
+    assert np.unique(np.concatenate(images.clients)).size == 120
     assert images.X.shape == (120, 1, 28, 28) and images.X_test.shape == (100, 1, 28, 28)
-    again = experiments.load_federated_images("MNIST", n_users=24, per_user=5, n_test=100, random_state=0)
+    again = experiments.load_federated_images("MNIST", n_clients=24, per_client=5, n_test=100, random_state=0)
     np.testing.assert_array_equal(again.X, images.X)
-    with pytest.raises(ValueError, match="users x"):
-        experiments.load_federated_images("MNIST", n_users=1000, per_user=100, n_test=100)
+    with pytest.raises(ValueError, match="clients x"):
+        experiments.load_federated_images("MNIST", n_clients=1000, per_client=100, n_test=100)
 
 
 def test_design_table_has_the_global_baseline_and_the_printed_k():
@@ -77,7 +77,7 @@ def test_round_abort_probability_counts_split_survivors_on_a_harary_graph():
     )
     rng = np.random.default_rng(2)
     completed = 0
-    for _ in range(40):  # a fresh seating per batch, as every round seats its users anew
+    for _ in range(40):  # a fresh seating per batch, as every round seats its clients anew
         config = SecAggConfig.for_cluster(k, degree=4, threshold_rate=0.7, vector_length=1, share_holders="all",
                                           threshold=t, random_state=rng)  # fmt: skip
         completed += int(config.completes_without(rng.random((500, k)) < rate).sum())
@@ -120,8 +120,8 @@ def test_convergence_unlearning_and_exactness_end_to_end(images, design):
     assert (summary["rounds to target"] <= 2).all()
     clustered = systems[design["setting"].iloc[0]]
     table = experiments.unlearning_table(systems, [0, 1], n_requests=2)
-    assert table.loc[(experiments.GLOBAL, "sequential"), "users retrained"] == 23 + 22
-    assert table.loc[(experiments.GLOBAL, "batch"), "users retrained"] == 22
+    assert table.loc[(experiments.GLOBAL, "sequential"), "clients retrained"] == 23 + 22
+    assert table.loc[(experiments.GLOBAL, "batch"), "clients retrained"] == 22
     assert clustered.unlearned_ == []  # the table unlearned copies
     seeds = experiments.replicate_seeds(0, 2)
     rows = design.iloc[[0, -1]]
@@ -141,10 +141,10 @@ def test_convergence_unlearning_and_exactness_end_to_end(images, design):
     assert check["identical"] and check["other clusters unchanged"]
     report = copy.deepcopy(clustered).unlearn(clients=[3])
     row = experiments.report_row(report)
-    assert list(row) == ["requests", "clusters retrained", "users retrained", "rounds", "aborted rounds",
+    assert list(row) == ["requests", "clusters retrained", "clients retrained", "rounds", "aborted rounds",
                          "train seconds", "aggregate seconds", "MB sent", "accuracy"]  # fmt: skip
     assert (row["requests"], row["clusters retrained"], row["rounds"]) == (1, 1, 2)
-    assert row["users retrained"] == len(report.clients_retrained) == 11
+    assert row["clients retrained"] == len(report.clients_retrained) == 11
     assert row["MB sent"] == report.bytes_sent / 1e6 > 0 and row["accuracy"] == report.details["accuracy"]
     # a targeted sequence is refused past the cap floor(0.1 * 12) = 1
     events, _ = experiments.unlearning_run(clustered, clustered.clusters_[0][:2], mode="sequential")
@@ -156,16 +156,16 @@ def test_convergence_unlearning_and_exactness_end_to_end(images, design):
     pd.testing.assert_frame_equal(table, experiments.dropout_table(clustered, n_patterns=2_000))  # seeded
 
 
-def test_femnist_users_are_writers_with_their_own_images():
-    femnist = experiments.load_federated_images("FEMNIST", n_users=10, per_user=30, n_test=200, random_state=0)
-    assert femnist.n_users == 10 and all(1 <= len(u) <= 30 for u in femnist.users)
-    rows = np.concatenate(femnist.users)
-    np.testing.assert_array_equal(np.sort(rows), np.arange(femnist.X.shape[0]))  # every image to exactly one user
+def test_femnist_clients_are_writers_with_their_own_images():
+    femnist = experiments.load_federated_images("FEMNIST", n_clients=10, per_client=30, n_test=200, random_state=0)
+    assert femnist.n_clients == 10 and all(1 <= len(u) <= 30 for u in femnist.clients)
+    rows = np.concatenate(femnist.clients)
+    np.testing.assert_array_equal(np.sort(rows), np.arange(femnist.X.shape[0]))  # every image to exactly one client
     if femnist.is_standin:
         pytest.skip("FEMNIST sample not available: the stand-in has no writers")
     assert 0 < femnist.X_test.shape[0] <= 200 and femnist.y.max() < 62
     with pytest.raises(ValueError, match="writers"):
-        experiments.load_federated_images("FEMNIST", n_users=500, per_user=30, n_test=10)
+        experiments.load_federated_images("FEMNIST", n_clients=500, per_client=30, n_test=10)
 
 
 def test_secure_against_plain_separates_rounding_from_aborted_rounds(images, design):

@@ -162,7 +162,7 @@ def test_harary_table_shows_ln_k_is_too_small():
 def test_retraining_table_simulation_and_formulas():
     table = experiments.retraining_table(((1000, 50, 20), (200, 50, 10)), n_trials=1500, random_state=0)
     assert (table["printed E_seq: SEs off"] > 100).all()
-    assert (table["E_seq distinct users: SEs off"] < 4).all() and (table["E_bat distinct users: SEs off"] < 4).all()
+    assert (table["E_seq distinct clients: SEs off"] < 4).all() and (table["E_bat distinct clients: SEs off"] < 4).all()
     assert table.loc[0, "E_bat (Remark 1)"] == pytest.approx(621.514, abs=1e-3)
 
 

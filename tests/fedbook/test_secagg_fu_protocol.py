@@ -27,24 +27,24 @@ def test_figure3_with_neighbour_shares_aborts_in_the_leaky_panels():
     assert table["components summed"].iloc[0] == 1
     # (b): u1 keeps itself and u5 (u2 dropped, u8 unlearned): 2 < t = 3
     b = table.iloc[1]
-    assert b["fewest live holders"] == 2 and b["user with fewest"] == "u1" and "fewer than t=3" in b["abort"]
+    assert b["fewest live holders"] == 2 and b["client with fewest"] == "u1" and "fewer than t=3" in b["abort"]
 
 
 def test_threshold_table_sums_exactly_then_aborts():
-    table = protocol.threshold_table(n_users=8, threshold=3, random_state=1)
+    table = protocol.threshold_table(n_clients=8, threshold=3, random_state=1)
     exact = table["exact sum"].to_numpy()
-    # every user holds a share of its own secrets: up to n - t = 5 dropped, t = 3 survivors suffice
+    # every client holds a share of its own secrets: up to n - t = 5 dropped, t = 3 survivors suffice
     assert all(e is True for e in exact[:6])
     assert all(e is None for e in exact[6:]) and table["outcome"][6:].str.startswith("abort").all()
 
 
 def test_coalitions_below_t_learn_nothing():
-    table = protocol.coalition_table(n_users=10, degree=6, threshold=4, random_state=2)
+    table = protocol.coalition_table(n_clients=10, degree=6, threshold=4, random_state=2)
     assert table["coalition of holders"].tolist() == [0, 1, 2, 3, 4]
     assert table["outcome"].tolist()[-1] == "x_target recovered"
     assert table["outcome"][:-1].str.contains("fewer than t=4").all()
     # t = 7 = m + 1: only 6 holders besides the target, so no coalition without it reaches t
-    whole = protocol.coalition_table(n_users=10, degree=6, threshold=7, random_state=2)
+    whole = protocol.coalition_table(n_clients=10, degree=6, threshold=7, random_state=2)
     assert len(whole) == 7 and whole["outcome"].str.contains("fewer than t=7").all()
 
 
@@ -61,9 +61,9 @@ def test_figure3_default_aborts_panel_b_and_cannot_see_the_collusion_of_panel_c(
     assert table["components summed (printed)"].tolist() == [1, 2, 2]
     b, c = table.iloc[1], table.iloc[2]
     assert "fall into 2 components" in b["abort"] and pd.isna(b["components summed (default)"])
-    assert b["honest users refusing"] == b["honest survivors"] == 4  # u1, u3, u5, u7 all refuse the list
+    assert b["honest clients refusing"] == b["honest survivors"] == 4  # u1, u3, u5, u7 all refuse the list
     # (c): u2 survives and connects the rest; only its collusion splits them, which no survivor list shows
-    assert c["components summed (default)"] == 2 and c["honest users refusing"] == 0
+    assert c["components summed (default)"] == 2 and c["honest clients refusing"] == 0
     # the printed rounds (and so the leak table) do not depend on the default runs drawn after them
     assert run.results[table.index[1]].server.config.allow_partial_sums
 
@@ -74,7 +74,7 @@ def test_abort_rates_match_a_direct_count():
     )
     # ceil(0.7·5) of 4 neighbours and itself, ceil(0.7·12) of the cluster (complete graph, then Harary m = 4)
     assert rates["t"].tolist() == [4, 9, 9]
-    # Whole-cluster shares: every user holds a share of its own secrets, so the round completes iff >= 9 of the
+    # Whole-cluster shares: every client holds a share of its own secrets, so the round completes iff >= 9 of the
     # 12 survive (Requirement 2): an independent binomial count says the same within noise.
     direct = binom.sf(3, 12, 0.2)  # 4 or more of the 12 dropped: fewer than t = 9 alive
     measured = float(rates[rates["shares"].str.startswith("whole")]["abort rate"].iloc[0])
@@ -95,11 +95,11 @@ def test_cost_tables_have_one_row_per_point_and_exact_rounds():
         [8, 12], degrees={"plus": lambda k: 4, "complete": None}, threshold_rate=0.7, vector_length=64
     )
     assert len(cost) == 4 and (cost["seconds"] > 0).all()
-    by_users = protocol.aggregation_cost_by_users(
+    by_clients = protocol.aggregation_cost_by_clients(
         [40, 50, 60], cluster_size=20, degree=lambda k: 4, threshold_rate=0.7, vector_length=64, random_state=5
     )
-    assert by_users["clusters"].tolist() == [2, 2, 3]
-    assert (by_users["largest cluster"] >= 20).all()
+    assert by_clients["clusters"].tolist() == [2, 2, 3]
+    assert (by_clients["largest cluster"] >= 20).all()
 
 
 def test_a_cluster_too_small_for_privacy_is_refused():
@@ -147,6 +147,6 @@ def test_sparse_whole_cluster_row_counts_the_leaks_of_the_printed_protocol():
 def test_outcomes_single_input_means_an_isolated_survivor():
     ring = SecAggConfig(harary_graph(12, 2, shuffle=False), threshold=4, vector_length=1, share_holders="all")
     patterns = np.zeros((3, 12), dtype=bool)
-    patterns[1, [1, 11]] = True  # user 0 alone: a single input leaks
-    patterns[2, [1, 2, 6, 7]] = True  # two parts of 3 and 5 users: partial sums, no single input
+    patterns[1, [1, 11]] = True  # client 0 alone: a single input leaks
+    patterns[2, [1, 2, 6, 7]] = True  # two parts of 3 and 5 clients: partial sums, no single input
     assert protocol._outcomes(ring, patterns) == (1, 3, 2, 1)

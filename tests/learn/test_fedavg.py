@@ -1,4 +1,4 @@
-"""fedlib.learn FedAvg: weights, the server step over the summed users, and FederatedTrainer's rounds."""
+"""fedlib.learn FedAvg: weights, the server step over the summed clients, and FederatedTrainer's rounds."""
 
 from __future__ import annotations
 
@@ -107,7 +107,7 @@ def test_server_update_is_theta_plus_the_weighted_mean_of_the_summed_updates(cas
     mean = (inputs[kept].astype(np.float64)).sum(axis=0) / weights[kept].sum()
     assert out.dtype == np.float32 and out.shape == theta.shape
     np.testing.assert_allclose(out, theta + lr * mean, rtol=1e-5, atol=1e-4)
-    # users outside the sum have no effect, whatever their updates and weights
+    # clients outside the sum have no effect, whatever their updates and weights
     rng = np.random.default_rng(seed)
     other_inputs, other_weights = inputs.copy(), weights.copy()
     other_inputs[dropped] = rng.normal(size=(dropped.size, theta.size)) * 100
@@ -304,7 +304,7 @@ def test_a_dropout_rule_drops_exactly_whom_it_names_and_they_have_no_influence(d
     assert calls == [(r, list(range(8))) for r in range(3)]
     assert [r.dropped.tolist() for r in t.history_] == [[2, 5], [2, 7], [2, 5]]
     assert [r.summed.tolist() for r in t.history_] == [[0, 1, 3, 4, 6, 7], [0, 1, 3, 4, 5, 6], [0, 1, 3, 4, 6, 7]]
-    # whatever user 2, dropped in every round, holds, the model is the same: it neither trains nor is summed
+    # whatever client 2, dropped in every round, holds, the model is the same: it neither trains nor is summed
     X_other, y_other = X.copy(), y.copy()
     X_other[clients[2]] = np.random.default_rng(2).normal(size=(len(clients[2]), N_FEATURES)) * 10
     y_other[clients[2]] = 0
@@ -312,7 +312,7 @@ def test_a_dropout_rule_drops_exactly_whom_it_names_and_they_have_no_influence(d
     other = clone(three).fit(X_other, y_other, parts=clients)
     assert _bits(other.params_) == _bits(t.params_)
     changed = X_other.copy()
-    changed[clients[5]] *= 2  # user 5 takes part in round 1 only, and that matters
+    changed[clients[5]] *= 2  # client 5 takes part in round 1 only, and that matters
     assert not np.array_equal(clone(three).fit(changed, y_other, parts=clients).params_, t.params_)
     # and the first round is the server update over the staying clients alone
     theta = _trainer(data).params_
@@ -381,7 +381,7 @@ def test_retraining_from_scratch_without_some_clients(data):
     X_gone[np.concatenate([clients[1], clients[6]])] = np.nan
     b = clone(retrain).fit(X_gone, y, parts=[clients[i] for i in keep], client_ids=keep)
     assert _bits(b.params_) == _bits(a.params_) and np.isfinite(a.params_).all()
-    # the remaining users keep their streams: the initial model and their local updates are those of the full trainer
+    # the remaining clients keep their streams: the initial model and their local updates are those of the full trainer
     full = _trainer(data, method="loop", random_state=3)
     assert _bits(a.reset().params_) == _bits(full.params_) and a.round_ == 0
     assert _bits(a.local_updates([1, 5]).params) == _bits(full.local_updates([2, 7]).params)
@@ -414,7 +414,7 @@ def test_secure_aggregation_matches_the_plain_sum(data):
         for p, s in zip(plain.history_, secure.history_, strict=True):
             assert s.summed.tolist() == p.summed.tolist() and not s.aborted
             assert s.bytes_sent > p.bytes_sent and s.bytes_received > 0 and s.phase_seconds
-        # each round rounds every summed update to a multiple of the resolution: at most 2^-f / 2 per user,
+        # each round rounds every summed update to a multiple of the resolution: at most 2^-f / 2 per client,
         # so at most 2^-f on the mean (weights <= 2); plus float32 rounding of the parameters
         resolution = aggregator.aggregate(np.zeros((6, 1)), random_state=0).resolution
         assert 0 < resolution < 1e-7

@@ -48,7 +48,7 @@ def test_random_dropouts_and_aborts():
             outcomes.append(len(flaky.aggregate(updates, random_state=seed).summed))
         except SecAggAbort:
             outcomes.append(None)
-    assert None in outcomes  # with half the users gone, some neighbourhood falls below t = 4 of 5 holders
+    assert None in outcomes  # with half the clients gone, some neighbourhood falls below t = 4 of 5 holders
     with pytest.raises(SecAggAbort, match="at least 3"):
         flaky.aggregate(np.ones((2, 4)))
     with pytest.raises(ValueError, match="2-D"):
@@ -59,7 +59,7 @@ def test_random_dropouts_and_aborts():
 
 def test_a_fixed_threshold_survives_a_smaller_cluster_and_fails_loudly_past_it():
     updates = np.linspace(-1, 1, 6 * 4).reshape(6, 4)
-    # t = 4 fixed (a cluster formed with more users): 6 users, 6 holders each (itself included); a survivor's
+    # t = 4 fixed (a cluster formed with more clients): 6 clients, 6 holders each (itself included); a survivor's
     # self-mask seed counts its own share, so the round completes with t = 4 survivors: two may drop, not three
     agg = SecureAggregator(degree=None, threshold_rate=0.5, share_holders="all", threshold=4)
     out = agg.aggregate(updates, dropped=[0, 1], random_state=0)
@@ -77,7 +77,7 @@ def test_a_fixed_threshold_survives_a_smaller_cluster_and_fails_loudly_past_it()
 
 
 def test_small_clips_and_few_participants():
-    # 10 users with clip 0.01 asked FixedPoint for 34 fractional bits and failed
+    # 10 clients with clip 0.01 asked FixedPoint for 34 fractional bits and failed
     updates = np.full((10, 3), 0.004)
     out = SecureAggregator(degree=4, threshold_rate=0.7, clip=0.01).aggregate(updates, random_state=0)
     np.testing.assert_allclose(out.total, updates.sum(axis=0), atol=10 * out.resolution)

@@ -15,7 +15,7 @@ from fedlib.secagg import MaskingGraph, harary_graph
 
 def _as_networkx(g: MaskingGraph) -> nx.Graph:
     G = nx.Graph()
-    G.add_nodes_from(range(g.n_users))
+    G.add_nodes_from(range(g.n_clients))
     G.add_edges_from((i, int(j)) for i, nb in enumerate(g.neighbors) for j in nb)
     return G
 
@@ -63,15 +63,15 @@ def test_complete_graph_and_validation():
         g.components([7])
 
 
-def test_ring_of_eight_without_alternate_users_splits_in_four():
-    """Drop every other user of a ring: each survivor is isolated."""
+def test_ring_of_eight_without_alternate_clients_splits_in_four():
+    """Drop every other client of a ring: each survivor is isolated."""
     ring = MaskingGraph(tuple(np.array([(i - 1) % 8, (i + 1) % 8]) for i in range(8)))
     assert [c.tolist() for c in ring.components([0, 2, 4, 6])] == [[0], [2], [4], [6]]
     assert all(len(ring.components(list(s))) == 1 for s in itertools.combinations(range(8), 7))
 
 
-def test_a_graph_needs_a_user_and_integral_neighbour_ids():
-    with pytest.raises(ValueError, match="at least one user"):
+def test_a_graph_needs_a_client_and_integral_neighbour_ids():
+    with pytest.raises(ValueError, match="at least one client"):
         MaskingGraph(())
     with pytest.raises(ValueError, match="whole numbers"):
         MaskingGraph((np.array([1.7]), np.array([0.0])))

@@ -99,13 +99,13 @@ def test_clustered_unlearning_trains_the_same_models_with_os_keys(calls):
     rng = np.random.default_rng(0)
     X = rng.normal(size=(120, 4)).astype(np.float32)
     y = rng.integers(0, 2, 120)
-    users = np.array_split(np.arange(120), 12)
+    clients = np.array_split(np.arange(120), 12)
     options = dict(cluster_size=6, rounds=2, local=LocalSGD(lr=0.1, batch_size=5), threshold_rate=0.5,
                    dropout=0.2, random_state=3)  # fmt: skip
-    default = ClusteredUnlearning("softmax", **options).fit(X, y, parts=users)
+    default = ClusteredUnlearning("softmax", **options).fit(X, y, parts=clients)
     assert calls and set(calls) == {"secrets"}
     calls.clear()
-    seeded = ClusteredUnlearning("softmax", insecure_seeded_secrets=True, **options).fit(X, y, parts=users)
+    seeded = ClusteredUnlearning("softmax", insecure_seeded_secrets=True, **options).fit(X, y, parts=clients)
     assert calls and all(isinstance(c, np.random.Generator) for c in calls)
     for a, b in zip(default.trainers_, seeded.trainers_, strict=True):
         np.testing.assert_array_equal(a.params_, b.params_)

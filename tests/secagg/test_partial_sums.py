@@ -1,8 +1,8 @@
-"""A round whose survivors fall apart in the masking graph is refused, by the server and by every honest user.
+"""A round whose survivors fall apart in the masking graph is refused, by the server and by every honest client.
 
-With shares among all users (Liu et al.'s "t-out-of-k within each cluster") a round completes as soon as ``t`` users
+With shares among all clients (Liu et al.'s "t-out-of-k within each cluster") a round completes as soon as ``t`` clients
 survive, even when the survivors no longer form one component of the sparse masking graph; the server can then
-compute each component's sum from its own view, down to a single user's input (Liu et al. 2025, Fig. 3).
+compute each component's sum from its own view, down to a single client's input (Liu et al. 2025, Fig. 3).
 """
 
 from __future__ import annotations
@@ -15,9 +15,9 @@ from hypothesis import strategies as st
 from fedlib.exceptions import PrivacyViolationError, SecAggAbort
 from fedlib.secagg import (
     MaskingGraph,
+    SecAggClient,
     SecAggConfig,
     SecAggServer,
-    SecAggUser,
     Stage,
     harary_graph,
     leaked_partial_sums,
@@ -26,7 +26,7 @@ from fedlib.secagg import (
 )
 
 X = np.random.default_rng(0).integers(0, 2**32, size=(14, 8), dtype=np.uint32)
-RING_DROPS = {Stage.SHARE_KEYS: [1, 11]}  # both neighbours of user 0 gone before sharing: it masks with nobody
+RING_DROPS = {Stage.SHARE_KEYS: [1, 11]}  # both neighbours of client 0 gone before sharing: it masks with nobody
 
 
 def ring_config(**options) -> SecAggConfig:
@@ -34,7 +34,7 @@ def ring_config(**options) -> SecAggConfig:
     return SecAggConfig(ring, threshold=4, vector_length=8, share_holders="all", **options)
 
 
-def test_reproducer_user_0_is_unmasked_by_its_own_self_mask_seed_when_allowed():
+def test_reproducer_client_0_is_unmasked_by_its_own_self_mask_seed_when_allowed():
     """The issue's reproducer, with the check switched off: y_0 − PRG(b_0) is x_0."""
     result = secure_aggregate(X[:12], ring_config(allow_partial_sums=True), dropouts=RING_DROPS, random_state=0)
     y0 = result.server.masked_inputs[0]
@@ -42,34 +42,34 @@ def test_reproducer_user_0_is_unmasked_by_its_own_self_mask_seed_when_allowed():
 
 
 def test_reproducer_the_default_round_aborts_before_anything_is_unmasked():
-    with pytest.raises(SecAggAbort, match=r"fall into 2 components .* one of them a single user's input"):
+    with pytest.raises(SecAggAbort, match=r"fall into 2 components .* one of them a single client's input"):
         secure_aggregate(X[:12], ring_config(), dropouts=RING_DROPS, random_state=0)
 
 
 def run_to_unmasking(config: SecAggConfig, dropped_before_sharing):
-    """Users and a server after stage 2, with the server's own check bypassed (a server that cheats)."""
-    n = config.n_users
-    users = {i: SecAggUser(i, X[i], config, random_state=i) for i in range(n)}
+    """Clients and a server after stage 2, with the server's own check bypassed (a server that cheats)."""
+    n = config.n_clients
+    clients = {i: SecAggClient(i, X[i], config, random_state=i) for i in range(n)}
     server = SecAggServer(config)
-    bundles = server.collect_keys([u.advertise_keys() for u in users.values()])
+    bundles = server.collect_keys([u.advertise_keys() for u in clients.values()])
     alive = [i for i in range(n) if i not in dropped_before_sharing]
-    u2, deliveries = server.route_shares({i: users[i].share_keys(bundles[i]) for i in alive})
+    u2, deliveries = server.route_shares({i: clients[i].share_keys(bundles[i]) for i in alive})
     for i in alive:
-        users[i].masked_input(u2, deliveries[i])
-    return users, alive
+        clients[i].masked_input(u2, deliveries[i])
+    return clients, alive
 
 
-def test_an_honest_user_refuses_a_survivor_list_that_falls_apart():
-    users, alive = run_to_unmasking(ring_config(), {1, 11})
-    with pytest.raises(PrivacyViolationError, match=r"user 5 refuses to unmask: .*2 components"):
-        users[5].unmask(alive)
-    users, alive = run_to_unmasking(ring_config(allow_partial_sums=True), {1, 11})
-    assert 0 in users[5].unmask(alive).self_mask_shares  # the insecure setting answers, and reveals b_0's share
+def test_an_honest_client_refuses_a_survivor_list_that_falls_apart():
+    clients, alive = run_to_unmasking(ring_config(), {1, 11})
+    with pytest.raises(PrivacyViolationError, match=r"client 5 refuses to unmask: .*2 components"):
+        clients[5].unmask(alive)
+    clients, alive = run_to_unmasking(ring_config(allow_partial_sums=True), {1, 11})
+    assert 0 in clients[5].unmask(alive).self_mask_shares  # the insecure setting answers, and reveals b_0's share
 
 
 def test_connected_survivors_still_complete_and_sum_exactly():
     drops = {Stage.MASKED_INPUT: [3]}
-    result = secure_aggregate(X[:12], ring_config(), dropouts=drops, random_state=0)  # a path of 11 users
+    result = secure_aggregate(X[:12], ring_config(), dropouts=drops, random_state=0)  # a path of 11 clients
     np.testing.assert_array_equal(result.total, np.delete(X[:12], 3, axis=0).sum(axis=0, dtype=np.uint32))
     assert len(leaked_partial_sums(result.server)) == 1
 
@@ -106,7 +106,7 @@ def test_a_completed_round_reveals_only_the_total(n, half_degree, share_holders,
 def test_completes_without_counts_disconnected_survivors_as_aborts():
     config = ring_config()
     patterns = np.zeros((3, 12), dtype=bool)
-    patterns[1, [1, 11]] = True  # user 0 isolated
+    patterns[1, [1, 11]] = True  # client 0 isolated
     patterns[2, [3]] = True  # a path: connected
     assert config.completes_without(patterns).tolist() == [True, False, True]
     assert ring_config(allow_partial_sums=True).completes_without(patterns).tolist() == [True, True, True]

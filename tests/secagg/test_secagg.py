@@ -10,9 +10,9 @@ from fedlib.secagg import (
     EncryptedShare,
     MaskedInput,
     MaskingGraph,
+    SecAggClient,
     SecAggConfig,
     SecAggServer,
-    SecAggUser,
     Stage,
     harary_graph,
     leaked_partial_sums,
@@ -27,66 +27,66 @@ from fedlib.secagg._secagg import KEY_BYTES, _shamir
 def _parties(n=6, m=4, t=3, d=5, seed=0):
     config = SecAggConfig(harary_graph(n, m, random_state=seed), threshold=t, vector_length=d)
     x = np.random.default_rng(seed).integers(0, 2**32, size=(n, d), dtype=np.uint32)
-    users = [SecAggUser(i, x[i], config, random_state=seed + 1 + i) for i in range(n)]
-    return config, x, users, SecAggServer(config)
+    clients = [SecAggClient(i, x[i], config, random_state=seed + 1 + i) for i in range(n)]
+    return config, x, clients, SecAggServer(config)
 
 
-def _until_shares(config, users, server):
-    bundles = server.collect_keys([u.advertise_keys() for u in users])
-    outboxes = {u.user_id: u.share_keys(bundles[u.user_id]) for u in users}
+def _until_shares(config, clients, server):
+    bundles = server.collect_keys([u.advertise_keys() for u in clients])
+    outboxes = {u.client_id: u.share_keys(bundles[u.client_id]) for u in clients}
     return server.route_shares(outboxes)
 
 
 def test_a_message_for_the_wrong_stage_raises():
-    _config, _x, users, server = _parties()
+    _config, _x, clients, server = _parties()
     with pytest.raises(ProtocolStageError, match="ADVERTISE_KEYS"):
-        users[0].masked_input([], [])
+        clients[0].masked_input([], [])
     with pytest.raises(ProtocolStageError):
         server.route_shares({})
-    users[0].advertise_keys()
+    clients[0].advertise_keys()
     with pytest.raises(ProtocolStageError):
-        users[0].advertise_keys()
+        clients[0].advertise_keys()
 
 
 def test_a_tampered_or_misaddressed_share_is_rejected():
-    config, _x, users, server = _parties()
-    u2, deliveries = _until_shares(config, users, server)
+    config, _x, clients, server = _parties()
+    u2, deliveries = _until_shares(config, clients, server)
     victim = deliveries[0][0]
     flipped = bytearray(victim.ciphertext)
     flipped[-1] ^= 0x80
     with pytest.raises(TamperedMessageError, match="authentication"):
-        users[0].masked_input(u2, [EncryptedShare(victim.sender, victim.recipient, bytes(flipped))])
+        clients[0].masked_input(u2, [EncryptedShare(victim.sender, victim.recipient, bytes(flipped))])
     misrouted = deliveries[1][0]
-    with pytest.raises(TamperedMessageError, match="addressed to user 1"):
-        users[2].masked_input(u2, [misrouted])
-    # Relabelled as addressed to user 2: the key and the nonce are the pair's, so GCM refuses it.
+    with pytest.raises(TamperedMessageError, match="addressed to client 1"):
+        clients[2].masked_input(u2, [misrouted])
+    # Relabelled as addressed to client 2: the key and the nonce are the pair's, so GCM refuses it.
     with pytest.raises(TamperedMessageError):
-        users[2].masked_input(u2, [EncryptedShare(misrouted.sender, 2, misrouted.ciphertext)])
+        clients[2].masked_input(u2, [EncryptedShare(misrouted.sender, 2, misrouted.ciphertext)])
 
 
-def test_an_honest_user_reveals_one_secret_per_peer_and_answers_once():
-    config, _x, users, server = _parties()
-    u2, deliveries = _until_shares(config, users, server)
-    masked = [u.masked_input(u2, deliveries[u.user_id]) for u in users]
-    u3 = server.collect_masked_inputs(masked[1:])  # user 0 dropped
-    response = users[1].unmask(u3)
+def test_an_honest_client_reveals_one_secret_per_peer_and_answers_once():
+    config, _x, clients, server = _parties()
+    u2, deliveries = _until_shares(config, clients, server)
+    masked = [u.masked_input(u2, deliveries[u.client_id]) for u in clients]
+    u3 = server.collect_masked_inputs(masked[1:])  # client 0 dropped
+    response = clients[1].unmask(u3)
     assert not set(response.mask_key_shares) & set(response.self_mask_shares)
     assert set(response.mask_key_shares) <= {0} and set(response.self_mask_shares) <= set(u3)
     assert 1 in response.self_mask_shares  # a survivor reveals its own share of its own b (Bonawitz et al. Fig. 4)
     with pytest.raises(ProtocolStageError, match="DONE"):  # a second request: asking now for s^SK of survivors
-        users[1].unmask({0})
+        clients[1].unmask({0})
     with pytest.raises(PrivacyViolationError, match="never sent shares"):
-        users[2].unmask(set(u3) | {99})
+        clients[2].unmask(set(u3) | {99})
 
 
 def test_a_late_input_stays_masked_by_its_self_mask():
-    """User 3's y arrives after the server asked for its mask key: pairwise masks come off, PRG(b_3) stays."""
+    """Client 3's y arrives after the server asked for its mask key: pairwise masks come off, PRG(b_3) stays."""
     config = SecAggConfig(harary_graph(8, 4, random_state=1), threshold=3, vector_length=4096)
     x = np.zeros((8, 4096), dtype=np.uint32)
     result = secure_aggregate(x, config, late=[3], random_state=1)
     assert 3 in result.server.rebuilt_mask_keys and 3 not in result.server.rebuilt_seeds
     assert not any(3 in r.self_mask_shares for r in result.server.view[Stage.UNMASKING])
-    # Declared dropped, user 3 reveals its own share of s_3^SK, as of any dropped user's, and never of b_3.
+    # Declared dropped, client 3 reveals its own share of s_3^SK, as of any dropped client's, and never of b_3.
     (own,) = [r for r in result.server.view[Stage.UNMASKING] if r.sender == 3]
     assert 3 in own.mask_key_shares and 3 not in own.self_mask_shares
     with pytest.raises(ValueError, match="fewer than t=3"):  # the server alone cannot get b_3
@@ -94,15 +94,15 @@ def test_a_late_input_stays_masked_by_its_self_mask():
     # What the server can strip alone leaves x_3 + PRG(b_3): uniform-looking, not x_3 = 0 ...
     left = strip_pairwise_masks(3, result.server, late_inputs=result.late_inputs)
     assert np.count_nonzero(left) > 4000
-    # ... and it is exactly that: with b_3 (which no honest user revealed) x_3 = 0 comes out.
-    b3 = result.users[3].corrupt().self_mask_seed
+    # ... and it is exactly that: with b_3 (which no honest client revealed) x_3 = 0 comes out.
+    b3 = result.clients[3].corrupt().self_mask_seed
     assert not np.any(left - prg_words(b3, 4096))
     with pytest.raises(ValueError, match="survived"):
         strip_pairwise_masks(0, result.server)
 
 
 @pytest.mark.parametrize("share_holders", ["neighbors", "all"])
-def test_t_share_holders_and_the_server_unmask_a_user_and_t_minus_one_cannot(global_random_seed, share_holders):
+def test_t_share_holders_and_the_server_unmask_a_client_and_t_minus_one_cannot(global_random_seed, share_holders):
     n, m, t, d = 10, 6, 4, 64
     graph = harary_graph(n, m, random_state=global_random_seed)
     config = SecAggConfig(graph, threshold=t, vector_length=d, share_holders=share_holders)
@@ -113,18 +113,18 @@ def test_t_share_holders_and_the_server_unmask_a_user_and_t_minus_one_cannot(glo
     holders = config.holders(target)
     assert target in holders and holders.size == (m + 1 if share_holders == "neighbors" else n)
     others = rng.permutation([int(j) for j in holders if j != target])
-    views = [result.users[int(j)].corrupt() for j in others]
+    views = [result.clients[int(j)].corrupt() for j in others]
     assert np.array_equal(unmask_with_coalition(target, views[:t], result.server), x[target])
     with pytest.raises(ValueError, match=f"fewer than t={t}"):
         unmask_with_coalition(target, views[: t - 1], result.server)
     # Non-holders' shares are no help, however many.
-    outsiders = [result.users[i].corrupt() for i in range(n) if i not in holders]
+    outsiders = [result.clients[i].corrupt() for i in range(n) if i not in holders]
     assert len(outsiders) == (n - m - 1 if share_holders == "neighbors" else 0)
     with pytest.raises(ValueError):
         unmask_with_coalition(target, views[: t - 1] + outsiders, result.server)
 
 
-def test_a_user_keeps_its_own_share_locally_and_it_is_a_real_share():
+def test_a_client_keeps_its_own_share_locally_and_it_is_a_real_share():
     """Bonawitz et al. 2017, Fig. 4: u shares s_u^SK and b_u among U1, itself included, and keeps s_{u,u}, b_{u,u}."""
     n, m, t, d = 9, 4, 3, 4
     config = SecAggConfig(harary_graph(n, m, random_state=3), threshold=t, vector_length=d)
@@ -137,13 +137,13 @@ def test_a_user_keeps_its_own_share_locally_and_it_is_a_real_share():
     sealed = {i: sum(msg.nbytes for msg in routed if msg.sender == i) for i in range(n)}
     assert len({sealed[i] for i in range(n)}) == 1 and sealed[0] == m * routed[0].nbytes
     target = 4
-    view = result.users[target].corrupt()
-    assert target in view.received_shares  # a corrupted user still holds its own share
+    view = result.clients[target].corrupt()
+    assert target in view.received_shares  # a corrupted client still holds its own share
     # Its own share and t - 1 others' rebuild its own secrets: it is a share like any other.
     holders = config.holders(target)
     position = {int(j): r for r, j in enumerate(holders)}
     chosen = [target, *(int(j) for j in holders if j != target)][:t]
-    pool = [result.users[j].corrupt().received_shares[target] for j in chosen]
+    pool = [result.clients[j].corrupt().received_shares[target] for j in chosen]
     shamir = _shamir(holders.size, t)
     for which, secret in ((0, view.mask_private_key), (1, view.self_mask_seed)):
         values = np.array([[share[which]] for share in pool], dtype=object)
@@ -159,8 +159,8 @@ def test_with_t_equal_to_the_holders_no_coalition_without_the_target_unmasks_a_s
     x = np.random.default_rng(5).integers(0, 2**32, size=(n, d), dtype=np.uint32)
     result = secure_aggregate(x, config, random_state=5)
     assert np.array_equal(result.total, x.sum(axis=0, dtype=np.uint32))
-    everyone_else = [result.users[i].corrupt() for i in range(1, n)]
-    with pytest.raises(ValueError, match=f"5 shares of the mask key s\\^SK of user 0, fewer than t={t}"):
+    everyone_else = [result.clients[i].corrupt() for i in range(1, n)]
+    with pytest.raises(ValueError, match=f"5 shares of the mask key s\\^SK of client 0, fewer than t={t}"):
         unmask_with_coalition(0, everyone_else, result.server)
 
 
@@ -185,10 +185,10 @@ def test_liu_et_al_figure_3_partial_sums():
         secure_aggregate(x, config, dropouts=drops, random_state=0)
 
     # (c): the survivors' graph holds together, so the round completes; a colluding u2 still splits it. No check
-    # on the survivor list can see a corrupted user: this is the threat model's bound on colluders.
+    # on the survivor list can see a corrupted client: this is the threat model's bound on colluders.
     c = secure_aggregate(x, config, dropouts={Stage.ADVERTISE_KEYS: [7], Stage.MASKED_INPUT: [3, 5]}, random_state=0)
     assert len(leaked_partial_sums(c.server)) == 1  # u2 honest: the graph holds together
-    leaked = leaked_partial_sums(c.server, [c.users[1].corrupt()])
+    leaked = leaked_partial_sums(c.server, [c.clients[1].corrupt()])
     assert [(m.tolist(), s.tolist()) for m, s in leaked] == [(m, s.tolist()) for m, s in expected]
 
 
@@ -202,11 +202,11 @@ def test_a_connected_graph_leaks_only_the_total(global_random_seed):
 
 def test_configuration_refuses_settings_without_privacy_or_recovery():
     ring = harary_graph(8, 2, random_state=0)
-    # Holders: the 2 neighbours and the user itself, so t may be 3, not 4.
+    # Holders: the 2 neighbours and the client itself, so t may be 3, not 4.
     assert SecAggConfig(ring, threshold=3, vector_length=1).holders(0).size == 3
     with pytest.raises(ValueError, match="exceeds the 3 share holders"):
         SecAggConfig(ring, threshold=4, vector_length=1)
-    # A malicious server: 2t must exceed the holders, the user itself counted (9 on the complete graph of 9).
+    # A malicious server: 2t must exceed the holders, the client itself counted (9 on the complete graph of 9).
     with pytest.raises(ValueError, match="at most half of the 9 share holders"):
         SecAggConfig(MaskingGraph.complete(9), threshold=4, vector_length=1, server_model="malicious")
     assert SecAggConfig(MaskingGraph.complete(9), threshold=5, vector_length=1, server_model="malicious").threshold == 5
@@ -254,28 +254,28 @@ def test_the_graph_must_be_a_masking_graph():
 
 
 def test_a_second_message_from_one_sender_is_refused():
-    config, _x, users, server = _parties()
-    adverts = [u.advertise_keys() for u in users]
-    with pytest.raises(ValueError, match=r"user 2 .*twice"):
+    config, _x, clients, server = _parties()
+    adverts = [u.advertise_keys() for u in clients]
+    with pytest.raises(ValueError, match=r"client 2 .*twice"):
         server.collect_keys([*adverts, adverts[2]])
-    config, _x, users, server = _parties()
-    u2, deliveries = _until_shares(config, users, server)
-    masked = [u.masked_input(u2, deliveries[u.user_id]) for u in users]
+    config, _x, clients, server = _parties()
+    u2, deliveries = _until_shares(config, clients, server)
+    masked = [u.masked_input(u2, deliveries[u.client_id]) for u in clients]
     forged = MaskedInput(1, np.zeros(config.vector_length, dtype=np.uint32))
-    with pytest.raises(ValueError, match=r"user 1 .*twice"):
+    with pytest.raises(ValueError, match=r"client 1 .*twice"):
         server.collect_masked_inputs([*masked, forged])
 
 
 def test_a_masked_input_of_the_wrong_length_is_refused():
-    config, _x, users, server = _parties()
-    u2, deliveries = _until_shares(config, users, server)
-    masked = [u.masked_input(u2, deliveries[u.user_id]) for u in users]
+    config, _x, clients, server = _parties()
+    u2, deliveries = _until_shares(config, clients, server)
+    masked = [u.masked_input(u2, deliveries[u.client_id]) for u in clients]
     masked[3] = MaskedInput(3, masked[3].vector[:-1])
     with pytest.raises(ValueError, match=r"vector_length.*d=5"):
         server.collect_masked_inputs(masked)
 
 
-def test_a_user_refuses_an_unknown_random_state_string():
-    config, x, _users, _server = _parties()
+def test_a_client_refuses_an_unknown_random_state_string():
+    config, x, _clients, _server = _parties()
     with pytest.raises(ValueError, match="'secrets'"):
-        SecAggUser(0, x[0], config, random_state="secret")
+        SecAggClient(0, x[0], config, random_state="secret")

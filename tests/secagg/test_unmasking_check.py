@@ -11,22 +11,22 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from fedlib.exceptions import TamperedMessageError
-from fedlib.secagg import MaskingGraph, SecAggConfig, SecAggServer, SecAggUser, harary_graph
+from fedlib.secagg import MaskingGraph, SecAggClient, SecAggConfig, SecAggServer, harary_graph
 from fedlib.secagg._secagg import MERSENNE_521
 
 X = np.random.default_rng(0).integers(0, 2**32, size=(10, 6), dtype=np.uint32)
 
 
 def to_unmasking(config: SecAggConfig, dropped_before_masking=()):
-    """A server holding every user's unmasking response (each user answers honestly)."""
-    n = config.n_users
-    users = {i: SecAggUser(i, X[i], config, random_state=i) for i in range(n)}
+    """A server holding every client's unmasking response (each client answers honestly)."""
+    n = config.n_clients
+    clients = {i: SecAggClient(i, X[i], config, random_state=i) for i in range(n)}
     server = SecAggServer(config)
-    bundles = server.collect_keys([u.advertise_keys() for u in users.values()])
-    u2, deliveries = server.route_shares({i: users[i].share_keys(bundles[i]) for i in range(n)})
+    bundles = server.collect_keys([u.advertise_keys() for u in clients.values()])
+    u2, deliveries = server.route_shares({i: clients[i].share_keys(bundles[i]) for i in range(n)})
     alive = [i for i in range(n) if i not in dropped_before_masking]
-    u3 = server.collect_masked_inputs([users[i].masked_input(u2, deliveries[i]) for i in alive])
-    return server, [users[i].unmask(u3) for i in alive]
+    u3 = server.collect_masked_inputs([clients[i].masked_input(u2, deliveries[i]) for i in alive])
+    return server, [clients[i].unmask(u3) for i in alive]
 
 
 def plus_one(response, which: str, owner: int):
@@ -70,12 +70,12 @@ def test_with_exactly_t_shares_a_wrong_one_goes_unseen_as_the_threat_model_says(
     """No redundancy, no check: the documented limit of unauthenticated shares (book: threat model)."""
     config = SecAggConfig(harary_graph(6, 2, shuffle=False), threshold=3, vector_length=6)  # 3 holders each
     n = 6
-    users = {i: SecAggUser(i, X[i], config, random_state=i) for i in range(n)}
+    clients = {i: SecAggClient(i, X[i], config, random_state=i) for i in range(n)}
     server = SecAggServer(config)
-    bundles = server.collect_keys([u.advertise_keys() for u in users.values()])
-    u2, deliveries = server.route_shares({i: users[i].share_keys(bundles[i]) for i in range(n)})
-    u3 = server.collect_masked_inputs([users[i].masked_input(u2, deliveries[i]) for i in range(n)])
-    responses = [users[i].unmask(u3) for i in range(n)]
+    bundles = server.collect_keys([u.advertise_keys() for u in clients.values()])
+    u2, deliveries = server.route_shares({i: clients[i].share_keys(bundles[i]) for i in range(n)})
+    u3 = server.collect_masked_inputs([clients[i].masked_input(u2, deliveries[i]) for i in range(n)])
+    responses = [clients[i].unmask(u3) for i in range(n)]
     responses[0] = plus_one(responses[0], "self_mask_shares", 1)
     total = server.unmask(responses)
     assert not np.array_equal(total, X[:6].sum(axis=0, dtype=np.uint32))
@@ -83,31 +83,31 @@ def test_with_exactly_t_shares_a_wrong_one_goes_unseen_as_the_threat_model_says(
 
 def test_a_second_masked_input_or_response_from_one_sender_is_refused():
     config = SecAggConfig(harary_graph(10, 4, random_state=1), threshold=3, vector_length=6)
-    users = {i: SecAggUser(i, X[i], config, random_state=i) for i in range(10)}
+    clients = {i: SecAggClient(i, X[i], config, random_state=i) for i in range(10)}
     server = SecAggServer(config)
-    bundles = server.collect_keys([u.advertise_keys() for u in users.values()])
-    u2, deliveries = server.route_shares({i: users[i].share_keys(bundles[i]) for i in range(10)})
-    inputs = [users[i].masked_input(u2, deliveries[i]) for i in range(10)]
+    bundles = server.collect_keys([u.advertise_keys() for u in clients.values()])
+    u2, deliveries = server.route_shares({i: clients[i].share_keys(bundles[i]) for i in range(10)})
+    inputs = [clients[i].masked_input(u2, deliveries[i]) for i in range(10)]
     forged = dataclasses.replace(inputs[3], vector=np.zeros(6, dtype=np.uint32))
-    with pytest.raises(ValueError, match="user 3 sent its masked input twice"):
+    with pytest.raises(ValueError, match="client 3 sent its masked input twice"):
         server.collect_masked_inputs([*inputs, forged])
 
 
 def lying_server_recovers(threshold: int, server_model: str) -> bool:
-    """A server that tells half the holders "user 0 survived" and the other half "user 0 dropped" (complete graph
-    of 9, shares among all): can it pool t shares of both of user 0's secrets and so read x_0?"""
+    """A server that tells half the holders "client 0 survived" and the other half "client 0 dropped" (complete graph
+    of 9, shares among all): can it pool t shares of both of client 0's secrets and so read x_0?"""
     from fedlib.secagg import prg_words, strip_pairwise_masks
     from fedlib.secagg._secagg import KEY_BYTES, _shamir
 
     config = SecAggConfig(MaskingGraph.complete(9), threshold=threshold, vector_length=6, share_holders="all",
                           server_model=server_model)  # fmt: skip
-    users = {i: SecAggUser(i, X[i], config, random_state=i) for i in range(9)}
+    clients = {i: SecAggClient(i, X[i], config, random_state=i) for i in range(9)}
     server = SecAggServer(config)
-    bundles = server.collect_keys([u.advertise_keys() for u in users.values()])
-    u2, deliveries = server.route_shares({i: users[i].share_keys(bundles[i]) for i in range(9)})
-    u3 = server.collect_masked_inputs([users[i].masked_input(u2, deliveries[i]) for i in range(9)])
-    told_alive = [users[i].unmask(u3) for i in range(0, 5)]  # user 0 itself and four others: shares of b_0
-    told_dropped = [users[i].unmask(u3 - {0}) for i in range(5, 9)]  # four others: shares of s_0^SK
+    bundles = server.collect_keys([u.advertise_keys() for u in clients.values()])
+    u2, deliveries = server.route_shares({i: clients[i].share_keys(bundles[i]) for i in range(9)})
+    u3 = server.collect_masked_inputs([clients[i].masked_input(u2, deliveries[i]) for i in range(9)])
+    told_alive = [clients[i].unmask(u3) for i in range(0, 5)]  # client 0 itself and four others: shares of b_0
+    told_dropped = [clients[i].unmask(u3 - {0}) for i in range(5, 9)]  # four others: shares of s_0^SK
     seed_shares = {r.sender: r.self_mask_shares[0] for r in told_alive}
     key_shares = {r.sender: r.mask_key_shares[0] for r in told_dropped}
     if min(len(seed_shares), len(key_shares)) < threshold:

@@ -18,13 +18,13 @@ from fedlib.unlearn import ClusteredUnlearning, majority_vote
 
 @pytest.fixture(scope="module")
 def task():
-    """Two separable classes, 24 users of 10 examples, a held-out test set."""
+    """Two separable classes, 24 clients of 10 examples, a held-out test set."""
     rng = np.random.default_rng(0)
     centres = rng.normal(0, 1.5, (2, 6)).astype(np.float32)
     y = rng.integers(0, 2, 340)
     X = (centres[y] + rng.normal(0, 1, (340, 6))).astype(np.float32)
-    users = np.array_split(np.arange(240), 24)
-    return X[:240], y[:240], users, (X[240:], y[240:])
+    clients = np.array_split(np.arange(240), 24)
+    return X[:240], y[:240], clients, (X[240:], y[240:])
 
 
 def build(**options):
@@ -34,8 +34,8 @@ def build(**options):
 
 def make(task, n_rounds=None, **options):
     """A system fitted on the task (``n_rounds`` rounds, default all)."""
-    X, y, users, test = task
-    return build(**options).fit(X, y, parts=users, test_data=test, n_rounds=n_rounds)
+    X, y, clients, test = task
+    return build(**options).fit(X, y, parts=clients, test_data=test, n_rounds=n_rounds)
 
 
 def test_constructor_only_stores_hyper_parameters(task):
@@ -56,7 +56,7 @@ def test_constructor_only_stores_hyper_parameters(task):
     assert fitted.fit_report_.clients_retrained == tuple(range(24)) and fitted.n_features_in_ == 6
 
 
-def test_clusters_partition_the_users_and_training_learns(task):
+def test_clusters_partition_the_clients_and_training_learns(task):
     fu = make(task, secure=False)
     ids = np.sort(np.concatenate(fu.clusters_))
     np.testing.assert_array_equal(ids, np.arange(24))
@@ -78,44 +78,44 @@ def test_same_seed_same_bits_and_secure_close_to_plain(task):
 def test_unlearning_retrains_only_the_affected_cluster_exactly(task):
     fu = make(task)
     before = [t.params_.copy() for t in fu.trainers_]
-    user = int(fu.clusters_[1][2])
-    report = fu.unlearn(clients=[user])
-    assert report.details["clusters"] == (1,) and report.details["users_retrained"] == 7 and report.rounds == 3
-    assert report.forgotten_clients == (user,) and report.forgotten_samples == () and report.exact
-    assert report.clients_retrained == tuple(np.setdiff1d(fu.clusters_[1], [user]).tolist())
+    client = int(fu.clusters_[1][2])
+    report = fu.unlearn(clients=[client])
+    assert report.details["clusters"] == (1,) and report.details["n_clients_retrained"] == 7 and report.rounds == 3
+    assert report.forgotten_clients == (client,) and report.forgotten_samples == () and report.exact
+    assert report.clients_retrained == tuple(np.setdiff1d(fu.clusters_[1], [client]).tolist())
     assert report.details["retrain"] and [p["round"] for p in report.details["curve"]] == [1, 2, 3]
     assert report.details["accuracy"] == fu.evaluate()["vote accuracy"]
     assert report.bytes_sent > 0 and report.client_seconds > 0 and report.aggregation_seconds > 0
-    assert fu.generation_.tolist() == [0, 1, 0] and fu.unlearned_ == [user]
+    assert fu.generation_.tolist() == [0, 1, 0] and fu.unlearned_ == [client]
     for i in (0, 2):  # other clusters: bit-identical
         np.testing.assert_array_equal(fu.trainers_[i].params_, before[i])
     assert not np.array_equal(fu.trainers_[1].params_, before[1])
-    # retraining equals training from scratch without the user, and never reads the user's rows
+    # retraining equals training from scratch without the client, and never reads the client's rows
     X_poisoned = task[0].copy()
-    X_poisoned[fu.parts_[user]] = np.nan
+    X_poisoned[fu.parts_[client]] = np.nan
     reference = fu.fresh_trainer(1, X=X_poisoned).run(3)
     np.testing.assert_array_equal(reference.params_, fu.trainers_[1].params_)
-    assert user not in fu.trainers_[1].client_ids_
+    assert client not in fu.trainers_[1].client_ids_
 
 
 def test_batch_retrains_each_cluster_once_and_sequential_once_per_request(task):
     batch = make(task, secure=False)
-    users = [int(batch.clusters_[0][0]), int(batch.clusters_[0][1]), int(batch.clusters_[2][0])]
-    report = batch.unlearn(clients=users)
-    assert report.details["clusters"] == (0, 2) and report.details["users_retrained"] == 6 + 7
-    assert len(report.clients_retrained) == 6 + 7 and report.forgotten_clients == tuple(sorted(users))
+    clients = [int(batch.clusters_[0][0]), int(batch.clusters_[0][1]), int(batch.clusters_[2][0])]
+    report = batch.unlearn(clients=clients)
+    assert report.details["clusters"] == (0, 2) and report.details["n_clients_retrained"] == 6 + 7
+    assert len(report.clients_retrained) == 6 + 7 and report.forgotten_clients == tuple(sorted(clients))
     sequential = make(task, secure=False)
-    reports = [sequential.unlearn(clients=[u]) for u in users]
-    assert [r.details["users_retrained"] for r in reports] == [7, 6, 7]
+    reports = [sequential.unlearn(clients=[u]) for u in clients]
+    assert [r.details["n_clients_retrained"] for r in reports] == [7, 6, 7]
     assert sequential.generation_.tolist() == [2, 0, 1] and batch.generation_.tolist() == [1, 0, 1]
 
 
-def test_a_user_leaving_during_training_restarts_only_its_cluster(task):
+def test_a_client_leaving_during_training_restarts_only_its_cluster(task):
     finished = make(task)
     fu = make(task, n_rounds=2)
     assert fu.round_ == 2 and [t.round_ for t in fu.trainers_] == [2, 2, 2]
-    user = int(fu.clusters_[2][0])
-    report = fu.unlearn(clients=[user], retrain=False)
+    client = int(fu.clusters_[2][0])
+    report = fu.unlearn(clients=[client], retrain=False)
     assert report.rounds == 0 and fu.trainers_[2].round_ == 0 and report.exact and not report.details["retrain"]
     assert "deferred" in report.details["note"] and report.details["curve"] == [] and report.bytes_sent == 0
     fu.run(3)  # the two untouched clusters finish their third round while cluster 2 starts over
@@ -152,7 +152,7 @@ def test_bad_requests_raise_before_anything_changes(task):
 def test_a_request_cannot_empty_a_cluster(task):
     fu = make(task, secure=False, rounds=1)
     before = [t.params_.copy() for t in fu.trainers_]
-    with pytest.raises(UnlearningRequestError, match="every user of cluster 1"):
+    with pytest.raises(UnlearningRequestError, match="every client of cluster 1"):
         fu.unlearn(clients=fu.clusters_[1])
     assert fu.unlearned_ == [] and fu.generation_.tolist() == [0, 0, 0]
     for a, t in zip(before, fu.trainers_, strict=True):
@@ -160,37 +160,38 @@ def test_a_request_cannot_empty_a_cluster(task):
 
 
 def test_cluster_too_small_for_secure_aggregation_raises(task):
-    with pytest.raises(ValueError, match="at least 3 users per cluster"):
+    with pytest.raises(ValueError, match="at least 3 clients per cluster"):
         make(task, cluster_size=2)
 
 
 def test_too_many_dropouts_abort_rounds_and_keep_the_model(task):
     fu = make(task, threshold_rate=0.8, dropout=0.5)
     aborted = [r for t in fu.trainers_ for r in t.history_ if r.aborted]
-    assert aborted, "t = ceil(0.8 k) = 7 survivors of 8 needed: half the users dropping must abort some rounds"
+    assert aborted, "t = ceil(0.8 k) = 7 survivors of 8 needed: half the clients dropping must abort some rounds"
     assert fu.aborted_rounds() == len(aborted)
     assert all(r.summed.size == 0 for r in aborted)
 
 
 def test_unlearning_past_the_fixed_threshold_fails_loudly(task):
-    fu = make(task, threshold_rate=0.9)  # t = 8 of k = 8: every user must survive
+    fu = make(task, threshold_rate=0.9)  # t = 8 of k = 8: every client must survive
     assert fu.thresholds == (8, 8, 8) and fu.aborted_rounds() == 0
     with pytest.raises(UnlearningCapacityError, match="fewer than its fixed threshold t = 8"):
         fu.unlearn(clients=[int(fu.clusters_[0][0])])
     assert fu.unlearned_ == [] and fu.generation_.tolist() == [0, 0, 0]
-    fu = make(task, threshold_rate=0.8)  # t = 7: one user may go, not two
+    fu = make(task, threshold_rate=0.8)  # t = 7: one client may go, not two
     first, second = (int(u) for u in fu.clusters_[0][:2])
-    assert fu.unlearn(clients=[first]).details["users_retrained"] == 7
+    assert fu.unlearn(clients=[first]).details["n_clients_retrained"] == 7
     with pytest.raises(UnlearningCapacityError, match="Requirement 2"):
         fu.unlearn(clients=[second])
-    assert make(task, threshold_rate=0.9, secure=False).unlearn(clients=[0]).details["users_retrained"] == 7
+    assert make(task, threshold_rate=0.9, secure=False).unlearn(clients=[0]).details["n_clients_retrained"] == 7
 
 
 def test_one_cluster_is_global_fedavg_with_full_retraining(task):
     fu = make(task, cluster_size=24, secure=False)
     assert fu.n_clusters == 1
     report = fu.unlearn(clients=[5])
-    assert report.details["users_retrained"] == 23 and report.clients_retrained == tuple(u for u in range(24) if u != 5)
+    assert report.details["n_clients_retrained"] == 23
+    assert report.clients_retrained == tuple(u for u in range(24) if u != 5)
 
 
 @settings(max_examples=60, deadline=None)

@@ -3,7 +3,7 @@
 Each method is fitted on small data, then asked to forget: samples, clients, before fit, an unknown id, the
 same id twice, an empty request, and the same request twice. The same seed must give the same bits, and the
 report must say what was forgotten, truthfully. The requests use samples, or clients for a method that cannot
-forget single samples (``unlearns`` without "samples", e.g. ClusteredUnlearning, whose clients are its users).
+forget single samples (``unlearns`` without "samples", e.g. ClusteredUnlearning, which forgets whole clients).
 """
 
 from __future__ import annotations
@@ -29,7 +29,7 @@ PARTS = [np.arange(0, 24), np.arange(24, 48), np.arange(48, 72)]
 
 
 def _softmax_task():
-    """A tiny two-class task of 24 users with 5 examples each, for the methods that train models."""
+    """A tiny two-class task of 24 clients with 5 examples each, for the methods that train models."""
     rng = np.random.default_rng(0)
     centres = rng.normal(0, 1.5, (2, 4))
     y = rng.integers(0, 2, 120)
@@ -37,10 +37,10 @@ def _softmax_task():
     return X, y, np.array_split(np.arange(120), 24)
 
 
-X_TASK, Y_TASK, USERS = _softmax_task()
+X_TASK, Y_TASK, CLIENTS = _softmax_task()
 
-#: The data of the methods that train models (their users are the clients).
-TASK = dict(X=X_TASK, y=Y_TASK, parts=USERS)
+#: The data of the methods that train models, one part per client.
+TASK = dict(X=X_TASK, y=Y_TASK, parts=CLIENTS)
 
 #: The asynchronous methods: local training, and fit's simulated times, four clusters and twelve aggregations.
 ASYNC_LOCAL = LocalSGD(lr=0.1, batch_size=5)

@@ -143,7 +143,7 @@ def test_figure_5_capacities_printed(gamma_delta, expected):
         assert (r.k, r.n_clusters, r.tau_seq, r.tau_bat) == row, n
 
 
-def test_remark_6_printed_clustering_is_infeasible_up_to_55_users():
+def test_remark_6_printed_clustering_is_infeasible_up_to_55_clients():
     feasible = [pargen(n, gamma=0.2, delta=0.1, zeta=0.1, xi=0.7, sigma=40, eta=40).feasible for n in range(1, 80)]
     assert feasible.index(True) + 1 == 56 and all(feasible[55:])
     r = pargen(50, gamma=0.2, delta=0.1, zeta=0.1, xi=0.7, sigma=40, eta=40)
@@ -184,7 +184,7 @@ def test_printed_searches_equal_a_scalar_loop_over_the_printed_formulas(n, gamma
 def test_f1_is_the_log_of_lemma_1s_union_bound(k, n, gamma, xi, sigma):
     """f1(k) >= 0 iff (N/k)·exp(−2(ξk − γk)²/k) <= 2^-σ: Lemma 1's proof, rearranged by hand."""
     log_bound = math.log(n / k) - 2 * (xi * k - gamma * k) ** 2 / k
-    assert f1_shamir_security(k, n_users=n, gamma=gamma, xi=xi, sigma=sigma) == pytest.approx(
+    assert f1_shamir_security(k, n_clients=n, gamma=gamma, xi=xi, sigma=sigma) == pytest.approx(
         -(log_bound + sigma * LN2), rel=1e-9, abs=1e-6
     )
 
@@ -204,16 +204,16 @@ def test_f2_printed_squares_the_wrong_sign_and_drops_terms_corrected_is_the_righ
     """
     t, q = xi * k, zeta * k
     tail = math.log(k / n) - eta * LN2
-    printed = f2_shamir_correctness(k, n_users=n, delta=delta, zeta=zeta, xi=xi, eta=eta)
+    printed = f2_shamir_correctness(k, n_clients=n, delta=delta, zeta=zeta, xi=xi, eta=eta)
     sign_error = 2 * (delta * k - k - t - q) ** 2 / k + tail
     assert printed + 2 * (2 * xi * zeta + zeta**2) * k == pytest.approx(sign_error, rel=1e-9, abs=1e-6)
-    corrected = f2_shamir_correctness(k, n_users=n, delta=delta, zeta=zeta, xi=xi, eta=eta, variant="corrected")
+    corrected = f2_shamir_correctness(k, n_clients=n, delta=delta, zeta=zeta, xi=xi, eta=eta, variant="corrected")
     assert corrected == pytest.approx(2 * (k - delta * k - t - q) ** 2 / k + tail, rel=1e-9, abs=1e-6)
 
 
 def test_f2_corrected_refuses_a_threshold_above_what_remains():
     with pytest.raises(InfeasibleParameters, match=r"ξ \+ ζ \+ δ = 1.1 >= 1"):
-        f2_shamir_correctness(50, n_users=200, delta=0.2, zeta=0.1, xi=0.8, eta=40, variant="corrected")
+        f2_shamir_correctness(50, n_clients=200, delta=0.2, zeta=0.1, xi=0.8, eta=40, variant="corrected")
 
 
 # ---------------------------------------------------------------------------------------------------------------------
@@ -339,9 +339,9 @@ def test_circular_run_criterion_matches_harary_graph_with_its_permuted_labels(se
     assert set(graph.neighbors[at_position[0]].tolist()) == set(at_position[[1, 2, 3, -1, -2, -3]].tolist())
     rng = np.random.default_rng(100 + seed)
     for _ in range(300):
-        removed_users = rng.random(k) < rng.uniform(0.1, 0.7)
-        on_circle = removed_users[at_position]
-        assert harary_connected(on_circle, m).item() == graph.is_connected(~removed_users)
+        removed_clients = rng.random(k) < rng.uniform(0.1, 0.7)
+        on_circle = removed_clients[at_position]
+        assert harary_connected(on_circle, m).item() == graph.is_connected(~removed_clients)
 
 
 def test_harary_connected_rejects_odd_degree_below_complete():
@@ -357,16 +357,16 @@ def test_harary_connected_rejects_odd_degree_below_complete():
 def test_printed_capacities_and_eq_9_behave_as_documented():
     assert tau_sequential_printed(1000, 43, 40) == 417
     assert tau_sequential_printed(1000, 43, 80) > tau_sequential_printed(1000, 43, 40)  # grows with σ
-    values = f_batch_capacity(np.array([1, 20, 1000]), n_users=1000, k=43, zeta=0.1, sigma=40)
+    values = f_batch_capacity(np.array([1, 20, 1000]), n_clients=1000, k=43, zeta=0.1, sigma=40)
     np.testing.assert_allclose(values, [-30.71, -29.47, 58.57], atol=0.005)  # easier to meet as τ grows
     assert tau_batch_printed(1000, 60, 0.1, 40) == 43
-    lhs = f_batch_capacity(43, n_users=1000, k=60, zeta=0.1, sigma=40)  # line 6 does not solve Eq. (9)
+    lhs = f_batch_capacity(43, n_clients=1000, k=60, zeta=0.1, sigma=40)  # line 6 does not solve Eq. (9)
     assert lhs == pytest.approx(5.07 - 30.54, abs=0.01) and lhs < 0
 
 
 def test_substituted_eq_9_allows_19_requests_whose_exact_risk_is_2_percent():
     taus = np.arange(1, 100)  # τ < Nζ, where (9') is meaningful
-    ok = f_batch_capacity(taus, n_users=1000, k=43, zeta=0.1, sigma=40, variant="substituted") >= 0
+    ok = f_batch_capacity(taus, n_clients=1000, k=43, zeta=0.1, sigma=40, variant="substituted") >= 0
     assert taus[ok].max() == 19 and ok[:19].all()
     sizes = balanced_cluster_sizes(1000, 43)
     assert float(r4_failure_probability(sizes, [s // 10 for s in sizes], 19)) == pytest.approx(0.0209, abs=5e-4)
@@ -377,7 +377,7 @@ def test_substituted_eq_9_allows_19_requests_whose_exact_risk_is_2_percent():
 
 
 def brute_overflow(sizes, caps, n_drawn):
-    """Enumerate every n_drawn-subset of the users; count those that overfill some cluster."""
+    """Enumerate every n_drawn-subset of the clients; count those that overfill some cluster."""
     cluster_of = [c for c, size in enumerate(sizes) for _ in range(size)]
     bad = total = 0
     for subset in itertools.combinations(range(len(cluster_of)), n_drawn):
@@ -402,7 +402,7 @@ def test_overflow_probability_for_two_clusters_equals_hypergeom(k1, k2, data):
     n_drawn = data.draw(st.integers(0, n))
     c1, c2 = data.draw(st.integers(0, k1)), data.draw(st.integers(0, k2))
     x = np.arange(0, n_drawn + 1)
-    pmf = hypergeom.pmf(x, n, n_drawn, k1)  # X users of the draw fall into cluster 1
+    pmf = hypergeom.pmf(x, n, n_drawn, k1)  # X clients of the draw fall into cluster 1
     expected = float(pmf[(x > c1) | (n_drawn - x > c2)].sum())
     assert float(overflow_probability([k1, k2], [c1, c2], n_drawn)) == pytest.approx(expected, abs=1e-12)
 
@@ -459,7 +459,7 @@ def test_exact_capacity_rejects_negative_caps():
 
 @pytest.mark.parametrize("leftovers", ["random", "round_robin"])
 @given(n=st.integers(1, 300), data=st.data())
-def test_assign_clusters_partitions_the_users(leftovers, n, data):
+def test_assign_clusters_partitions_the_clients(leftovers, n, data):
     k = data.draw(st.integers(1, n))
     seed = data.draw(st.integers(0, 2**32 - 1))
     clusters = assign_clusters(n, k, leftovers=leftovers, random_state=seed)
@@ -483,13 +483,13 @@ def test_random_leftovers_stack_as_independent_uniform_picks():
     )
 
 
-def test_every_pair_of_users_shares_a_cluster_equally_often():
+def test_every_pair_of_clients_shares_a_cluster_equally_often():
     counts = np.zeros((9, 9))
     for seed in range(3000):
         for c in assign_clusters(9, 3, random_state=seed):
             counts[np.ix_(c, c)] += 1
     off = counts[~np.eye(9, dtype=bool)] / 3000
-    assert np.all(np.abs(off - 2 / 8) < 0.04)  # a user's 2 cluster-mates are a uniform pair of the other 8
+    assert np.all(np.abs(off - 2 / 8) < 0.04)  # a client's 2 cluster-mates are a uniform pair of the other 8
 
 
 def test_assign_clusters_refuses_k_above_n():
@@ -552,7 +552,7 @@ def test_monte_carlo_is_reproducible_and_checks_its_inputs():
 
 
 # ---------------------------------------------------------------------------------------------------------------------
-# Remark 1: users retrained
+# Remark 1: clients retrained
 
 
 def paper_model_expectations(s, k, tau):
@@ -584,8 +584,8 @@ def test_printed_e_seq_is_wrong_and_can_be_negative():
     assert expected_retrained_batch(1000, 50, 20) == pytest.approx(621.514, abs=1e-3)
 
 
-def test_distinct_user_sequences_against_enumeration():
-    """N = 8, k = 2 (four clusters): average over every ordered sequence of τ distinct users."""
+def test_distinct_client_sequences_against_enumeration():
+    """N = 8, k = 2 (four clusters): average over every ordered sequence of τ distinct clients."""
     clusters = [0, 0, 1, 1, 2, 2, 3, 3]
     for tau in range(1, 6):
         totals = []
@@ -596,10 +596,10 @@ def test_distinct_user_sequences_against_enumeration():
                 total += 2 - removed[clusters[u]]
                 removed[clusters[u]] += 1
             totals.append(total)
-        expected = expected_retrained_sequential(8, 2, tau, formula="pre_removal", requests="users")
+        expected = expected_retrained_sequential(8, 2, tau, formula="pre_removal", requests="clients")
         assert expected == pytest.approx(np.mean(totals))
     with pytest.raises(ValueError, match="paper's model"):
-        expected_retrained_sequential(8, 2, 3, requests="users")
+        expected_retrained_sequential(8, 2, 3, requests="clients")
 
 
 def test_batch_without_replacement_against_enumeration():
@@ -608,14 +608,14 @@ def test_batch_without_replacement_against_enumeration():
         values = [
             sum(3 for c in set(clusters[u] for u in subset)) - tau for subset in itertools.combinations(range(9), tau)
         ]
-        assert expected_retrained_batch(9, 3, tau, requests="users") == pytest.approx(np.mean(values))
+        assert expected_retrained_batch(9, 3, tau, requests="clients") == pytest.approx(np.mean(values))
 
 
 @pytest.mark.parametrize(("n", "k", "tau"), [(1000, 50, 20), (200, 50, 10), (1000, 50, 5)])
 def test_simulated_retraining_matches_the_exact_expectations(n, k, tau):
     sim = simulate_retraining(n, k, tau, n_trials=3000, random_state=0)
-    pre = expected_retrained_sequential(n, k, tau, formula="pre_removal", requests="users")
-    batch = expected_retrained_batch(n, k, tau, requests="users")
+    pre = expected_retrained_sequential(n, k, tau, formula="pre_removal", requests="clients")
+    batch = expected_retrained_batch(n, k, tau, requests="clients")
     mean, sem = sim.mean(), sim.sem()
     assert abs(mean["sequential, pre-removal"] - pre) <= 4 * sem["sequential, pre-removal"] + 1e-9
     assert abs(mean["sequential, post-removal"] - (pre - tau)) <= 4 * sem["sequential, post-removal"] + 1e-9
@@ -629,5 +629,5 @@ def test_simulated_retraining_matches_the_exact_expectations(n, k, tau):
 
 def test_simulated_retraining_counts_leftover_clusters():
     sim = simulate_retraining(10, 3, 10, n_trials=50, leftovers="round_robin", random_state=0)
-    # every user requested: sequentially each request retrains the then-current cluster: 4+3+2+1 + 2·(3+2+1)
+    # every client requested: sequentially each request retrains the then-current cluster: 4+3+2+1 + 2·(3+2+1)
     assert (sim["sequential, pre-removal"] == 22).all() and (sim["batch"] == 0).all()

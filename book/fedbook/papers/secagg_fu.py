@@ -10,11 +10,11 @@ formulas (ParGen, Lemmas 1-4, Remark 1) are code: :mod:`fedlib.unlearn`.
 from __future__ import annotations
 
 #: Parameter names, in the order of the inputs of Alg. 1 and 2 (N first).
-PARAMETERS = ("n_users", "gamma", "delta", "zeta", "xi", "sigma", "eta")
+PARAMETERS = ("n_clients", "gamma", "delta", "zeta", "xi", "sigma", "eta")
 
 #: Sec. IV, after Alg. 2: "consider a situation where N=200, γ = δ = 0.1, ξ = 0.7, ζ = 0.1, σ = 40, and η = 40".
 WORKED_EXAMPLE: dict[str, float] = {
-    "n_users": 200,
+    "n_clients": 200,
     "gamma": 0.1,
     "delta": 0.1,
     "zeta": 0.1,
@@ -104,7 +104,7 @@ HARDWARE = "two AMD EPYC 7763 64-Core processors @ 3.5GHz, 2 TB of RAM, a single
 #: (Liu, Guo, Lam, Zhao, IEEE TIFS 18:1839-1854, 2022); no address is given.
 SECAGG_CODE = "[34] Liu, Guo, Lam, Zhao, IEEE TIFS 2022 (no URL given)"
 
-#: Fig. 3: eight users u1..u8 (ids 0..7) and who is dropped, unlearned or adversarial in panels (a)-(c); the server
+#: Fig. 3: eight clients u1..u8 (ids 0..7) and who is dropped, unlearned or adversarial in panels (a)-(c); the server
 #: then "obtains the partial sums" {u1, u5} and {u3, u7} in (b) and (c).
 FIGURE3_ROLES: dict[str, dict[int, str]] = {
     "(a) all present": {},
@@ -112,5 +112,5 @@ FIGURE3_ROLES: dict[str, dict[int, str]] = {
     "(c) u4, u6 drop; u8 unlearned; u2 adversarial": {1: "adversarial", 3: "dropped", 5: "dropped", 7: "unlearned"},
 }
 
-#: Fig. 3(b)-(c): the partial sums the server learns, as 0-based user ids.
+#: Fig. 3(b)-(c): the partial sums the server learns, as 0-based client ids.
 FIGURE3_PARTIAL_SUMS: tuple[tuple[int, ...], ...] = ((0, 4), (2, 6))

@@ -36,7 +36,7 @@ from fedlib.unlearn import (
 )
 from fedlib.utils import SeedLike, check_random_state
 
-#: The numbers of users on the horizontal axis of our Figs. 4-5 (the paper's are not in its text).
+#: The numbers of clients on the horizontal axis of our Figs. 4-5 (the paper's are not in its text).
 N_GRID = (50, 100, 200, 300, 500, 1000, 2000, 5000, 10000)
 
 #: Our sweeps for Fig. 4 (the paper's swept values are not in its text); the fixed values are the paper's captions.
@@ -75,15 +75,15 @@ def _caps(sizes, zeta: float) -> list[int]:
     return [math.floor(Fraction(repr(float(zeta))) * size) for size in sizes]
 
 
-def design_row(n_users: int, params: dict[str, float], *, variant: str = "printed", capacity: bool = True) -> dict:
+def design_row(n_clients: int, params: dict[str, float], *, variant: str = "printed", capacity: bool = True) -> dict:
     """ParGen at one setting, as a table row; an infeasible setting gives a row that says why.
 
     Besides ParGen's outputs the row holds the realised cluster size ``N/s`` and the exact
     unlearning capacity at ``σ`` for the round-robin cluster sizes.
     """
-    row: dict = {"N": n_users, **params, "variant": variant}
+    row: dict = {"N": n_clients, **params, "variant": variant}
     try:
-        r = pargen(n_users, **params, variant=variant)
+        r = pargen(n_clients, **params, variant=variant)
     except InfeasibleParameters as exc:
         return {**row, "feasible": False, "status": str(exc)}
     row.update(
@@ -91,10 +91,10 @@ def design_row(n_users: int, params: dict[str, float], *, variant: str = "printe
         binding=r.binding, feasible=r.feasible,
     )  # fmt: skip
     if not r.feasible:
-        row["status"] = f"k = {r.k} > N = {n_users} (Remark 6)"
+        row["status"] = f"k = {r.k} > N = {n_clients} (Remark 6)"
         return row
     row["status"] = "feasible"
-    row["realised size"] = n_users / r.n_clusters
+    row["realised size"] = n_clients / r.n_clusters
     if capacity:
         row["exact capacity"] = unlearning_capacity_exact(r.cluster_sizes, _caps(r.cluster_sizes, r.zeta), r.sigma)
     return row
@@ -135,7 +135,7 @@ def figure4_grid(panel: str, *, variant: str = "printed", xi: str = "paper", n_v
     xi : "paper", "balanced" or float, default="paper"
         ξ = 0.7 as in the captions, the balanced ``ξ* = (1 − δ − ζ + γ)/2`` of each setting, or one value for all.
     n_values : sequence of int
-        The numbers of users.
+        The numbers of clients.
 
     Returns
     -------
@@ -160,7 +160,7 @@ def figure5_grid(*, variant: str = "printed", xi: str = "paper", n_values=N_GRID
     xi : "paper", "balanced" or float, default="paper"
         ξ = 0.7, the balanced ξ* of each setting, or one value for all.
     n_values : sequence of int
-        The numbers of users.
+        The numbers of clients.
 
     Returns
     -------
@@ -182,7 +182,7 @@ def k_against_n(params: dict[str, float], n_values, *, variant: str = "printed")
 
 
 def _paper_example() -> dict[str, float]:
-    return {name: value for name, value in paper.WORKED_EXAMPLE.items() if name != "n_users"}
+    return {name: value for name, value in paper.WORKED_EXAMPLE.items() if name != "n_clients"}
 
 
 def worked_example_table() -> pd.DataFrame:
@@ -191,7 +191,7 @@ def worked_example_table() -> pd.DataFrame:
     Columns: the paper, the printed formulas, the corrected formulas at ξ = 0.7 (infeasible), and the corrected
     formulas at the balanced threshold rate ξ*.
     """
-    n = int(paper.WORKED_EXAMPLE["n_users"])
+    n = int(paper.WORKED_EXAMPLE["n_clients"])
     params = _paper_example()
     xi_star = balanced_threshold_rate(params["gamma"], params["delta"], params["zeta"])
     columns = {
@@ -280,7 +280,7 @@ def _judge(low: float, high: float, claimed: float) -> str:
 
 
 def requirements_table(
-    n_users: int,
+    n_clients: int,
     params: dict[str, float],
     *,
     variant: str,
@@ -291,7 +291,7 @@ def requirements_table(
 ) -> pd.DataFrame:
     """Monte Carlo failure rates of R1-R4 for one ParGen design, beside exact values, union bounds and 2^-σ / 2^-η.
 
-    The design is ``pargen(n_users, **params, variant=variant)``; the Harary degree is the design's, and ``τ``
+    The design is ``pargen(n_clients, **params, variant=variant)``; the Harary degree is the design's, and ``τ``
     the exact capacity of its cluster sizes unless given (the printed ``τ_seq`` often exceeds ``N``; see
     :func:`capacity_table` for R4 at ``τ_seq``). With the default round-robin
     leftovers the cluster sizes are those for which the exact probabilities are computed.
@@ -303,14 +303,14 @@ def requirements_table(
         exact probability (R1, R2, R4), union bound, the paper's claim and the verdict of the interval against
         the claim ("within the claim" when the whole interval lies below it, "claim violated" when above).
     """
-    r = pargen(n_users, **params, variant=variant)
-    n_adv = math.floor(Fraction(repr(float(r.gamma))) * n_users)
-    n_drop = math.floor(Fraction(repr(float(r.delta))) * n_users)
+    r = pargen(n_clients, **params, variant=variant)
+    n_adv = math.floor(Fraction(repr(float(r.gamma))) * n_clients)
+    n_drop = math.floor(Fraction(repr(float(r.delta))) * n_clients)
     if tau is None:
         tau = unlearning_capacity_exact(r.cluster_sizes, _caps(r.cluster_sizes, r.zeta), r.sigma)
-    tau = min(tau, n_users - n_adv - n_drop)
+    tau = min(tau, n_clients - n_adv - n_drop)
     mc = simulate_requirements(
-        n_users, r.k, gamma=r.gamma, delta=r.delta, zeta=r.zeta, xi=r.xi, tau=tau, degree=r.degree,
+        n_clients, r.k, gamma=r.gamma, delta=r.delta, zeta=r.zeta, xi=r.xi, tau=tau, degree=r.degree,
         n_trials=n_trials, leftovers=leftovers, random_state=random_state,
     )  # fmt: skip
     exact = requirement_failure_probabilities(
@@ -372,13 +372,13 @@ def harary_disconnection_table(
 
 
 def retraining_table(cases=RETRAINING_CASES, *, n_trials: int, random_state: SeedLike = None) -> pd.DataFrame:
-    """Remark 1's expected numbers of retrained users beside simulation (random clusterings, distinct random users).
+    """Remark 1's expected numbers of retrained clients beside simulation (random clusterings, distinct random clients).
 
     Returns
     -------
     pandas.DataFrame
         Per (N, k, τ): simulated means; the printed ``E_seq``; the corrected ``E_seq`` (post- and pre-removal
-        sizes) in the paper's model and exactly for distinct users; Remark 1's ``E_bat`` and its distinct-user
+        sizes) in the paper's model and exactly for distinct clients; Remark 1's ``E_bat`` and its distinct-client
         value; how many standard errors each lies from its simulated mean.
     """
     rng = check_random_state(random_state)
@@ -389,9 +389,9 @@ def retraining_table(cases=RETRAINING_CASES, *, n_trials: int, random_state: See
         seq_mean, seq_sem = mean["sequential, post-removal"], sem["sequential, post-removal"]
         printed = expected_retrained_sequential(n, k, tau)
         post = expected_retrained_sequential(n, k, tau, formula="post_removal")
-        post_users = expected_retrained_sequential(n, k, tau, formula="post_removal", requests="users")
+        post_clients = expected_retrained_sequential(n, k, tau, formula="post_removal", requests="clients")
         batch = expected_retrained_batch(n, k, tau)
-        batch_users = expected_retrained_batch(n, k, tau, requests="users")
+        batch_clients = expected_retrained_batch(n, k, tau, requests="clients")
         rows.append(
             {
                 "N": n, "k": k, "τ": tau,
@@ -400,14 +400,14 @@ def retraining_table(cases=RETRAINING_CASES, *, n_trials: int, random_state: See
                 "printed E_seq (Remark 1)": printed,
                 "E_seq post-removal, paper's model": post,
                 "E_seq pre-removal, paper's model": expected_retrained_sequential(n, k, tau, formula="pre_removal"),
-                "E_seq post-removal, distinct users": post_users,
+                "E_seq post-removal, distinct clients": post_clients,
                 "sim E_bat": mean["batch"],
                 "E_bat (Remark 1)": batch,
-                "E_bat, distinct users": batch_users,
+                "E_bat, distinct clients": batch_clients,
                 "printed E_seq: SEs off": abs(printed - seq_mean) / seq_sem,
-                "E_seq distinct users: SEs off": abs(post_users - seq_mean) / seq_sem,
+                "E_seq distinct clients: SEs off": abs(post_clients - seq_mean) / seq_sem,
                 "E_bat (Remark 1): SEs off": abs(batch - mean["batch"]) / sem["batch"],
-                "E_bat distinct users: SEs off": abs(batch_users - mean["batch"]) / sem["batch"],
+                "E_bat distinct clients: SEs off": abs(batch_clients - mean["batch"]) / sem["batch"],
             }
         )  # fmt: skip
     return pd.DataFrame(rows)
@@ -424,7 +424,7 @@ def errata_table(*, n_trials: int = 20000, random_state: SeedLike = None) -> pd.
     rng = check_random_state(random_state)
     ex = _paper_example()
     sigma = ex["sigma"]
-    n_ex = int(paper.WORKED_EXAMPLE["n_users"])
+    n_ex = int(paper.WORKED_EXAMPLE["n_clients"])
     printed = pargen(n_ex, **ex)
     corrected_k2 = _corrected_k2(n_ex, ex)
     r2 = requirement_failure_probabilities(
@@ -442,13 +442,13 @@ def errata_table(*, n_trials: int = 20000, random_state: SeedLike = None) -> pd.
     exact1000 = unlearning_capacity_exact(r1000.cluster_sizes, caps1000, ex["sigma"])
     taus = np.arange(1, 100)
     allowed = taus[
-        f_batch_capacity(taus, n_users=1000, k=43, zeta=ex["zeta"], sigma=ex["sigma"], variant="substituted") >= 0
+        f_batch_capacity(taus, n_clients=1000, k=43, zeta=ex["zeta"], sigma=ex["sigma"], variant="substituted") >= 0
     ]
     sizes43 = balanced_cluster_sizes(1000, 43)
     risk_allowed = float(r4_failure_probability(sizes43, _caps(sizes43, ex["zeta"]), int(allowed.max())))
-    f9 = f_batch_capacity(np.array([1.0, 1000.0]), n_users=1000, k=43, zeta=ex["zeta"], sigma=ex["sigma"])
+    f9 = f_batch_capacity(np.array([1.0, 1000.0]), n_clients=1000, k=43, zeta=ex["zeta"], sigma=ex["sigma"])
     tau_bat60 = tau_batch_printed(1000, 60, ex["zeta"], ex["sigma"])
-    f9_at = f_batch_capacity(tau_bat60, n_users=1000, k=60, zeta=ex["zeta"], sigma=ex["sigma"])
+    f9_at = f_batch_capacity(tau_bat60, n_clients=1000, k=60, zeta=ex["zeta"], sigma=ex["sigma"])
     denominator = n_ex**2 / printed.k**2 - 2 * ex["sigma"] * math.log(2) + 2 * math.log(n_ex / printed.k)
     e_neg = expected_retrained_sequential(200, 60, 22)
     e_1000 = expected_retrained_sequential(1000, 50, 20)
@@ -472,7 +472,7 @@ def errata_table(*, n_trials: int = 20000, random_state: SeedLike = None) -> pd.
         ("Lemma 3, Eq. (5)", "−ln k · ln(k(γ+δ+ζ)) + 2σ ln2 ≥ 0 with m = ln k",
          "m = 2⌈(σ ln2 + ln(sk))/(−ln p)⌉ from s·k·p^(m/2) ≤ 2^-σ",
          f"Eq. (5) holds for every k ≤ {int(f3_ok.max()) + 1} (p = {p:g}), so k3 = 1; H(60, "
-         f"{harary_degree(60, p, ex['sigma'])}) with {p:.0%} of its users removed is disconnected in "
+         f"{harary_degree(60, p, ex['sigma'])}) with {p:.0%} of its clients removed is disconnected in "
          f"{split_rate:.1%} of {n_trials} trials; m = {harary_degree(60, p, ex['sigma'], 'corrected')} is needed"),
         ("Eqs. (6), (8) text", "q = ξk", "q = ζk",
          f"worked example: ξk = {ex['xi'] * printed.k:g} against ζk = {ex['zeta'] * printed.k:g}"),
@@ -576,7 +576,7 @@ def _shamir_risks(sizes, params: dict[str, float]) -> tuple[Fraction, Fraction]:
     return risks["R1"].exact, risks["R2"].exact
 
 
-def optimality_check(n_users: int, params: dict[str, float], *, variant: str = "corrected") -> dict:
+def optimality_check(n_clients: int, params: dict[str, float], *, variant: str = "corrected") -> dict:
     """Is ParGen's design (σ, η)-good ("safe"), and is its ``k`` the smallest that is ("smallest")?
 
     Safe: the exact ``Pr[R1 fails] <= 2^-σ`` and ``Pr[R2 fails] <= 2^-η`` for the
@@ -593,7 +593,7 @@ def optimality_check(n_users: int, params: dict[str, float], *, variant: str = "
 
     Parameters
     ----------
-    n_users : int
+    n_clients : int
         ``N``.
     params : dict
         ``gamma``, ``delta``, ``zeta``, ``xi``, ``sigma``, ``eta``.
@@ -614,7 +614,7 @@ def optimality_check(n_users: int, params: dict[str, float], *, variant: str = "
     >>> check["k"], check["safe"], check["smallest safe k"], check["smallest"]
     (122, True, 59, False)
     """
-    r = pargen(n_users, **params, variant=variant)
+    r = pargen(n_clients, **params, variant=variant)
     sigma, eta = r.sigma, r.eta
 
     def failing(sizes) -> list[tuple[str, float]]:
@@ -630,17 +630,17 @@ def optimality_check(n_users: int, params: dict[str, float], *, variant: str = "
     if safe:
         smallest_k, previous = r.k, r.cluster_sizes
         for k in range(r.k - 1, 0, -1):
-            sizes = balanced_cluster_sizes(n_users, k)
+            sizes = balanced_cluster_sizes(n_clients, k)
             if sizes != previous:
                 previous, violated = sizes, failing(sizes)
                 if violated:
                     fails = {"k": k, "s": len(sizes), "requirement": violated[0][0], "log2": violated[0][1]}
                     break
             smallest_k = k
-        sizes = balanced_cluster_sizes(n_users, smallest_k)
+        sizes = balanced_cluster_sizes(n_clients, smallest_k)
         smallest_capacity = unlearning_capacity_exact(sizes, _caps(sizes, r.zeta), sigma)
     return {
-        "N": n_users,
+        "N": n_clients,
         "k": r.k,
         "s": r.n_clusters,
         "log2 R1": _log2(r1),
@@ -650,7 +650,7 @@ def optimality_check(n_users: int, params: dict[str, float], *, variant: str = "
         "exact capacity": capacity,
         "safe": safe,
         "smallest safe k": smallest_k,
-        "smallest safe s": None if smallest_k is None else n_users // smallest_k,
+        "smallest safe s": None if smallest_k is None else n_clients // smallest_k,
         "smallest safe capacity": smallest_capacity,
         "fails": fails,
         "smallest": safe and smallest_k == r.k,
@@ -724,7 +724,7 @@ def claims_table(
     exact = fig5.dropna(subset=["exact capacity"])["exact capacity"]
     remark6 = first_feasible_n({**_paper_example(), **paper.REMARK6}, variant=variant)
     try:
-        example = pargen(int(paper.WORKED_EXAMPLE["n_users"]), **_paper_example(), variant=variant)
+        example = pargen(int(paper.WORKED_EXAMPLE["n_clients"]), **_paper_example(), variant=variant)
         example_text = f"{variant} ParGen gives k = {example.k} (s = {example.n_clusters})"
         example_k = example.k
     except InfeasibleParameters as exc:

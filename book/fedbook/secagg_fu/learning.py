@@ -37,7 +37,7 @@ from fedlib.utils import SeedLike, check_random_state, child_sequence, progress,
 #: The chapter's (γ, δ) settings: Fig. 8-9's "larger δ and γ", with the other inputs of the worked example.
 SETTINGS: tuple[tuple[float, float], ...] = ((0.05, 0.05), (0.1, 0.1), (0.2, 0.1), (0.3, 0.1))
 
-#: The label of the baseline row of :func:`design_table`: FedAvg over all users, fully retrained per request.
+#: The label of the baseline row of :func:`design_table`: FedAvg over all clients, fully retrained per request.
 GLOBAL = "global FedAvg"
 
 #: "Comparable unlearning effectiveness" (the abstract) as an equivalence margin on the test accuracy after
@@ -55,18 +55,18 @@ DATASETS = {
 
 @dataclass(frozen=True)
 class FederatedImages:
-    """Images split IID over users, and a test set.
+    """Images split IID over clients, and a test set.
 
     Parameters
     ----------
     name : str
         Display name (ends in "(stand-in)" for generated data).
     X : ndarray of float32, shape (n, 1, 28, 28)
-        Training images of all users.
+        Training images of all clients.
     y : ndarray of int64, shape (n,)
         Their labels.
-    users : list of ndarray of int64
-        Each user's rows of ``X`` (equal shares, as in Sec. VI: "uniformly distributed among users").
+    clients : list of ndarray of int64
+        Each client's rows of ``X`` (equal shares, as in Sec. VI: "uniformly distributed among users").
     X_test : ndarray of float32
         Test images.
     y_test : ndarray of int64
@@ -80,31 +80,31 @@ class FederatedImages:
     name: str
     X: np.ndarray
     y: np.ndarray
-    users: list
+    clients: list
     X_test: np.ndarray
     y_test: np.ndarray
     is_standin: bool
     source: str
 
     @property
-    def n_users(self) -> int:
+    def n_clients(self) -> int:
         """``N``."""
-        return len(self.users)
+        return len(self.clients)
 
 
 def load_federated_images(
-    name: str, *, n_users: int, per_user: int, n_test: int, random_state: SeedLike = 0
+    name: str, *, n_clients: int, per_client: int, n_test: int, random_state: SeedLike = 0
 ) -> FederatedImages:
-    """Load a data set and deal it to users, with a test set.
+    """Load a data set and deal it to clients, with a test set.
 
     - MNIST: only its 10,000-image test set is registered, so a stratified
-      ``n_test`` of it is held out for testing and each of ``n_users`` users
-      gets ``per_user`` random images of the rest (IID, equal shares).
+      ``n_test`` of it is held out for testing and each of ``n_clients`` clients
+      gets ``per_client`` random images of the rest (IID, equal shares).
     - Fashion-MNIST: the same, from its 60,000 training images; the test
       images are drawn from its test set.
-    - FEMNIST (LEAF sample): the users are the writers (a natural, non-IID
-      split; ``n_users`` random writers, at most all of them), each keeping at
-      most ``per_user`` random images of its LEAF training part; the test
+    - FEMNIST (LEAF sample): the clients are the writers (a natural, non-IID
+      split; ``n_clients`` random writers, at most all of them), each keeping at
+      most ``per_client`` random images of its LEAF training part; the test
       images are drawn from the writers' LEAF test parts. A stand-in without
       writers is dealt IID like the others.
 
@@ -112,10 +112,10 @@ def load_federated_images(
     ----------
     name : {"MNIST", "Fashion-MNIST", "FEMNIST"}
         Data set (:data:`DATASETS`).
-    n_users : int
+    n_clients : int
         ``N`` (FEMNIST: at most the number of writers).
-    per_user : int
-        Images per user (FEMNIST: at most, per writer).
+    per_client : int
+        Images per client (FEMNIST: at most, per writer).
     n_test : int
         Test images.
     random_state : int, numpy.random.Generator or None, default=0
@@ -124,50 +124,54 @@ def load_federated_images(
     Returns
     -------
     FederatedImages
-        Users' images and the test set.
+        Clients' images and the test set.
 
     Raises
     ------
     ValueError
-        If the users need more images, or more writers, than there are.
+        If the clients need more images, or more writers, than there are.
     """
     rng = check_random_state(random_state)
     key = DATASETS[name]
     if key in ("mnist_test", "femnist_sample"):
         full = data.load_or_standin(key, random_state=rng)
         if "user_index" in full.extras:
-            return _femnist_writers(full, n_users, per_user, n_test, rng)
+            return _femnist_writers(full, n_clients, per_client, n_test, rng)
         pool, test = data.split_dataset(full, n_test, random_state=rng)
     else:
         pool = data.load_or_standin(key, random_state=rng)
         test_full = data.load_or_standin(f"{key}_test", random_state=rng)
         _, test = data.split_dataset(test_full, n_test, random_state=rng)
-    need = n_users * per_user
+    need = n_clients * per_client
     if need > pool.n_samples:
-        raise ValueError(f"{n_users} users x {per_user} images = {need} > the {pool.n_samples} images of {pool.name}.")
+        raise ValueError(
+            f"{n_clients} clients x {per_client} images = {need} > the {pool.n_samples} images of {pool.name}."
+        )
     rows = np.sort(rng.choice(pool.n_samples, size=need, replace=False))
     X = data.image_array(pool)[rows]
     y = np.asarray(pool.y, dtype=np.int64)[rows]
-    users = np.array_split(rng.permutation(need), n_users)
+    clients = np.array_split(rng.permutation(need), n_clients)
     return FederatedImages(
         name=name + (" (stand-in)" if pool.is_standin else ""),
         X=X,
         y=y,
-        users=[np.sort(u) for u in users],
+        clients=[np.sort(u) for u in clients],
         X_test=data.image_array(test),
         y_test=np.asarray(test.y, dtype=np.int64),
         is_standin=pool.is_standin,
-        source=f"{pool.source}; {n_users} users x {per_user} images drawn at random, {test.n_samples} test images",
+        source=(
+            f"{pool.source}; {n_clients} clients x {per_client} images drawn at random, {test.n_samples} test images"
+        ),
     )
 
 
-def _femnist_writers(full, n_users: int, per_user: int, n_test: int, rng: np.random.Generator) -> FederatedImages:
-    """FEMNIST's writers as users: each keeps at most ``per_user`` of its LEAF training images."""
-    rows, users, test_rows = data.split_by_group(
+def _femnist_writers(full, n_clients: int, per_client: int, n_test: int, rng: np.random.Generator) -> FederatedImages:
+    """FEMNIST's writers as clients: each keeps at most ``per_client`` of its LEAF training images."""
+    rows, clients, test_rows = data.split_by_group(
         full.extras["user_index"],
         full.extras["is_test"],
-        n_users,
-        max_per_client=per_user,
+        n_clients,
+        max_per_client=per_client,
         test_size=n_test,
         random_state=rng,
     )
@@ -177,21 +181,21 @@ def _femnist_writers(full, n_users: int, per_user: int, n_test: int, rng: np.ran
         name="FEMNIST",
         X=images[rows],
         y=labels[rows],
-        users=users,
+        clients=clients,
         X_test=images[test_rows],
         y_test=labels[test_rows],
         is_standin=False,
-        source=f"{full.source}; {n_users} writers as users (non-IID), at most {per_user} training images each, "
+        source=f"{full.source}; {n_clients} writers as clients (non-IID), at most {per_client} training images each, "
         f"{test_rows.size} test images from their LEAF test parts",
     )
 
 
-def design_table(n_users: int, settings=SETTINGS, *, random_state: SeedLike = 0) -> pd.DataFrame:
+def design_table(n_clients: int, settings=SETTINGS, *, random_state: SeedLike = 0) -> pd.DataFrame:
     """ParGen's design (printed formulas, as the paper's experiments use) for each (γ, δ), and the global baseline.
 
     Parameters
     ----------
-    n_users : int
+    n_clients : int
         ``N``.
     settings : sequence of (float, float), default=SETTINGS
         ``(γ, δ)`` pairs; ``ζ, ξ, σ, η`` are those of the worked example.
@@ -209,9 +213,9 @@ def design_table(n_users: int, settings=SETTINGS, *, random_state: SeedLike = 0)
     fixed = {key: paper.WORKED_EXAMPLE[key] for key in ("zeta", "xi", "sigma", "eta")}
     rows = []
     for gamma, delta in settings:
-        design = pargen(n_users, gamma=gamma, delta=delta, **fixed)
+        design = pargen(n_clients, gamma=gamma, delta=delta, **fixed)
         try:
-            corrected = pargen(n_users, gamma=gamma, delta=delta, **fixed, variant="corrected").k
+            corrected = pargen(n_clients, gamma=gamma, delta=delta, **fixed, variant="corrected").k
         except InfeasibleParameters as exc:
             needed = re.search(r"is k = (\d+)", str(exc))
             corrected = f"infeasible (k = {needed.group(1)} > N)" if needed else "infeasible"
@@ -228,7 +232,7 @@ def design_table(n_users: int, settings=SETTINGS, *, random_state: SeedLike = 0)
             "k corrected": corrected,
         })  # fmt: skip
     rows.append({
-        "setting": GLOBAL, "gamma": np.nan, "delta": np.nan, "k": n_users, "s": 1, "degree m": None,
+        "setting": GLOBAL, "gamma": np.nan, "delta": np.nan, "k": n_clients, "s": 1, "degree m": None,
         "t = ceil(xi k)": None, "cap q = floor(zeta k)": None, "tau_seq (printed)": None, "k corrected": None,
     })  # fmt: skip
     table = pd.DataFrame(rows)
@@ -254,14 +258,14 @@ def build_system(
     Parameters
     ----------
     images : FederatedImages
-        Users and test set.
+        Clients and test set.
     row : pandas.Series
-        A row of :func:`design_table`; the global row gives one cluster of all users.
+        A row of :func:`design_table`; the global row gives one cluster of all clients.
     rounds : int
         FedAvg rounds of training and of every retraining.
     secure : bool
         Secure aggregation in every round (never for the global row: a complete-graph SecAgg
-        over all ``N`` users is what clustering avoids).
+        over all ``N`` clients is what clustering avoids).
     local : fedlib.learn.LocalSGD
         Local training.
     eval_every : int, default=1
@@ -278,7 +282,7 @@ def build_system(
     fedlib.unlearn.ClusteredUnlearning
         Fitted, with ``removal_rate = ζ`` (Requirement 4 enforced at run time) for the clustered rows.
     """
-    is_global = int(row["k"]) >= images.n_users
+    is_global = int(row["k"]) >= images.n_clients
     rate = 0.0 if is_global else float(row["delta"])
     system = ClusteredUnlearning(
         model,
@@ -294,7 +298,7 @@ def build_system(
         eval_every=eval_every,
         random_state=random_state,
     )
-    return system.fit(images.X, images.y, parts=images.users, test_data=(images.X_test, images.y_test))
+    return system.fit(images.X, images.y, parts=images.clients, test_data=(images.X_test, images.y_test))
 
 
 def convergence(
@@ -313,7 +317,7 @@ def convergence(
     Parameters
     ----------
     images : FederatedImages
-        Users and test set.
+        Clients and test set.
     design : pandas.DataFrame
         :func:`design_table`.
     rounds : int
@@ -469,13 +473,13 @@ def seed_replicates(
     The seed-to-seed spread of these runs is the yardstick of the chapter's learning verdicts: one run of one
     seed cannot tell a trend from the luck of a draw. Runs already made (the chapter's own, often with secure
     aggregation, which changes a model by rounding only) are passed in ``done`` and not repeated. After a batch
-    the affected clusters are retrained from fresh models on their remaining users, which is also what a
+    the affected clusters are retrained from fresh models on their remaining clients, which is also what a
     sequence of single requests ends with, so the batch stands for both modes.
 
     Parameters
     ----------
     images : FederatedImages
-        Users and test set.
+        Clients and test set.
     rows : pandas.DataFrame
         Rows of :func:`design_table`.
     seeds : sequence of int
@@ -483,7 +487,7 @@ def seed_replicates(
     rounds, local, eval_every, model
         As for :func:`build_system`.
     requests : array-like of int, optional
-        Users to unlearn as one batch after training (column ``accuracy after``).
+        Clients to unlearn as one batch after training (column ``accuracy after``).
     done : dict, optional
         ``{(setting, seed): ClusteredUnlearning or (ClusteredUnlearning, accuracy after)}``: trained systems
         to read instead of training again.
@@ -513,7 +517,7 @@ def seed_replicates(
         else:
             given = done[key]
             outcome = _outcome(*given) if isinstance(given, tuple) else _outcome(given)
-        n_clusters = 1 if int(row["k"]) >= images.n_users else images.n_users // int(row["k"])
+        n_clusters = 1 if int(row["k"]) >= images.n_clients else images.n_clients // int(row["k"])
         out.append({"setting": row["setting"], "k": int(row["k"]), "s": n_clusters, "seed": seed, **outcome})
     return pd.DataFrame(out)
 
@@ -699,12 +703,12 @@ def secure_against_plain(secure: ClusteredUnlearning, plain: ClusteredUnlearning
     }
 
 
-def draw_requests(n_users: int, n_requests: int, *, random_state: SeedLike = 0) -> np.ndarray:
-    """Uniformly random distinct users to unlearn (honest users, the paper's worst case), in request order.
+def draw_requests(n_clients: int, n_requests: int, *, random_state: SeedLike = 0) -> np.ndarray:
+    """Uniformly random distinct clients to unlearn (honest clients, the paper's worst case), in request order.
 
     Parameters
     ----------
-    n_users : int
+    n_clients : int
         ``N``.
     n_requests : int
         ``τ``.
@@ -714,9 +718,9 @@ def draw_requests(n_users: int, n_requests: int, *, random_state: SeedLike = 0) 
     Returns
     -------
     ndarray of int64
-        User ids.
+        Client ids.
     """
-    return check_random_state(random_state).choice(n_users, size=n_requests, replace=False).astype(np.int64)
+    return check_random_state(random_state).choice(n_clients, size=n_requests, replace=False).astype(np.int64)
 
 
 def report_row(report: UnlearningReport) -> dict:
@@ -730,7 +734,7 @@ def report_row(report: UnlearningReport) -> dict:
     Returns
     -------
     dict
-        ``requests`` (users forgotten), ``clusters retrained``, ``users retrained``, ``rounds``,
+        ``requests`` (clients forgotten), ``clusters retrained``, ``clients retrained``, ``rounds``,
         ``aborted rounds``, ``train seconds`` (local training), ``aggregate seconds``, ``MB sent``
         and ``accuracy`` (NaN without test data).
     """
@@ -738,7 +742,7 @@ def report_row(report: UnlearningReport) -> dict:
     return {
         "requests": len(report.forgotten_clients),
         "clusters retrained": len(details["clusters"]),
-        "users retrained": details["users_retrained"],
+        "clients retrained": details["n_clients_retrained"],
         "rounds": report.rounds,
         "aborted rounds": details["aborted_rounds"],
         "train seconds": report.client_seconds,
@@ -761,14 +765,14 @@ def unlearning_run(
     system : ClusteredUnlearning
         A trained system; it is not changed (a deep copy is unlearned).
     requests : array-like of int
-        Users to unlearn, in order.
+        Clients to unlearn, in order.
     mode : {"sequential", "batch"}
         One retraining per request, or one per affected cluster for all of them.
 
     Returns
     -------
     events : pandas.DataFrame
-        One row per unlearning call: ``mode``, ``call``, ``users`` (requested), ``refused``, and the columns
+        One row per unlearning call: ``mode``, ``call``, ``clients`` (requested), ``refused``, and the columns
         of :func:`report_row`.
     curves : pandas.DataFrame
         ``mode``, ``call``, ``round``, ``vote accuracy``, ``mean cluster accuracy`` during each retraining.
@@ -776,20 +780,20 @@ def unlearning_run(
     system = copy.deepcopy(system)
     calls = [[int(u)] for u in requests] if mode == "sequential" else [[int(u) for u in requests]]
     events, curves = [], []
-    for call, users in enumerate(calls, start=1):
+    for call, clients in enumerate(calls, start=1):
         try:
-            report = system.unlearn(clients=users)
+            report = system.unlearn(clients=clients)
         except UnlearningCapacityError as exc:
-            events.append({"mode": mode, "call": call, "users": users, "refused": str(exc)})
+            events.append({"mode": mode, "call": call, "clients": clients, "refused": str(exc)})
             continue
-        events.append({"mode": mode, "call": call, "users": users, "refused": "", **report_row(report)})
+        events.append({"mode": mode, "call": call, "clients": clients, "refused": "", **report_row(report)})
         for point in report.details["curve"]:
             curves.append({"mode": mode, "call": call, **point})
     return pd.DataFrame(events), pd.DataFrame(curves)
 
 
 def unlearning_summary(events: pd.DataFrame, system: ClusteredUnlearning, n_requests: int) -> dict[str, float]:
-    """Totals of one :func:`unlearning_run`, beside the expected number of retrained users.
+    """Totals of one :func:`unlearning_run`, beside the expected number of retrained clients.
 
     Parameters
     ----------
@@ -803,7 +807,7 @@ def unlearning_summary(events: pd.DataFrame, system: ClusteredUnlearning, n_requ
     Returns
     -------
     dict
-        ``retrainings``, ``refused``, ``users retrained``, ``expected`` (:func:`expected_retrained`),
+        ``retrainings``, ``refused``, ``clients retrained``, ``expected`` (:func:`expected_retrained`),
         ``train seconds``, ``aggregate seconds``, ``MB sent``, ``accuracy after``.
     """
     done = events[events["refused"] == ""]
@@ -811,7 +815,7 @@ def unlearning_summary(events: pd.DataFrame, system: ClusteredUnlearning, n_requ
     return {
         "retrainings": int(done["clusters retrained"].sum()),
         "refused": int((events["refused"] != "").sum()),
-        "users retrained": int(done["users retrained"].sum()),
+        "clients retrained": int(done["clients retrained"].sum()),
         "expected": expected_retrained([c.size for c in system.clusters_], n_requests, mode),
         "train seconds": float(done["train seconds"].sum()),
         "aggregate seconds": float(done["aggregate seconds"].sum()),
@@ -828,7 +832,7 @@ def unlearning_table(systems: dict[str, ClusteredUnlearning], requests, *, n_req
     systems : dict of str to ClusteredUnlearning
         Trained systems by setting; they are not changed.
     requests : array-like of int
-        Users to unlearn, in order.
+        Clients to unlearn, in order.
     n_requests : int
         ``τ`` (the length of ``requests``).
 
@@ -920,38 +924,38 @@ def comparable_verdict(replicates: pd.DataFrame, setting: str, *, margin: float 
     }])  # fmt: skip
 
 
-def exactness_check(system: ClusteredUnlearning, user: int, X: np.ndarray) -> dict[str, object]:
-    """Unlearn one user from a copy of ``system`` and compare with training from scratch on poisoned data.
+def exactness_check(system: ClusteredUnlearning, client: int, X: np.ndarray) -> dict[str, object]:
+    """Unlearn one client from a copy of ``system`` and compare with training from scratch on poisoned data.
 
-    The reference is :meth:`ClusteredUnlearning.fresh_trainer` of the user's
-    cluster, trained for the same rounds on ``X`` with the user's rows set to
+    The reference is :meth:`ClusteredUnlearning.fresh_trainer` of the client's
+    cluster, trained for the same rounds on ``X`` with the client's rows set to
     NaN: if retraining read any of them, the parameters would be NaN.
 
     Parameters
     ----------
     system : ClusteredUnlearning
         A trained system; it is not changed.
-    user : int
-        The user to unlearn.
+    client : int
+        The client to unlearn.
     X : ndarray of float32
         The training images the system was built with.
 
     Returns
     -------
     dict
-        ``user``, ``cluster``, ``identical`` (retrained model equals the reference bit for bit),
+        ``client``, ``cluster``, ``identical`` (retrained model equals the reference bit for bit),
         ``max difference``, ``other clusters unchanged``.
     """
     after = copy.deepcopy(system)
-    after.unlearn(clients=[user])
-    cluster = int(np.flatnonzero([user in c for c in system.clusters_])[0])
+    after.unlearn(clients=[client])
+    cluster = int(np.flatnonzero([client in c for c in system.clusters_])[0])
     poisoned = X.copy()
-    poisoned[system.parts_[user]] = np.nan
+    poisoned[system.parts_[client]] = np.nan
     reference = after.fresh_trainer(cluster, X=poisoned).run(system.rounds).params_
     retrained = after.trainers_[cluster].params_
     others = [i for i in range(system.n_clusters) if i != cluster]
     return {
-        "user": user,
+        "client": client,
         "cluster": cluster,
         "identical": bool(np.array_equal(reference, retrained)),
         "max difference": float(np.nanmax(np.abs(reference - retrained))) if np.isfinite(reference).all() else np.inf,
@@ -962,12 +966,12 @@ def exactness_check(system: ClusteredUnlearning, user: int, X: np.ndarray) -> di
 
 
 def abort_probability(cluster_size: int, threshold: int, dropout: float) -> float:
-    """Chance that fewer than ``t`` of a cluster's users survive a round (Liu et al.'s Requirement 2 fails).
+    """Chance that fewer than ``t`` of a cluster's clients survive a round (Liu et al.'s Requirement 2 fails).
 
-    Every user holds a share of every user's secrets, its own included
+    Every client holds a share of every client's secrets, its own included
     (Liu et al.'s t-out-of-k sharing; Bonawitz et al. 2017, Fig. 4), so with
     at least ``t`` survivors every secret can be rebuilt; with each of the
-    ``k`` users dropping independently with probability ``dropout``. On the
+    ``k`` clients dropping independently with probability ``dropout``. On the
     complete graph this is exactly the round's abort probability; on a sparse
     masking graph a round also aborts when its survivors fall apart
     (:func:`round_abort_probability`), so this is a lower bound there.
@@ -975,11 +979,11 @@ def abort_probability(cluster_size: int, threshold: int, dropout: float) -> floa
     Parameters
     ----------
     cluster_size : int
-        Users in the cluster now.
+        Clients in the cluster now.
     threshold : int
         ``t``.
     dropout : float
-        Per-user dropout probability.
+        Per-client dropout probability.
 
     Returns
     -------
@@ -1005,16 +1009,16 @@ def round_abort_probability(
 
     The cluster's round is :meth:`fedlib.secagg.SecAggConfig.for_cluster` with these parameters, a
     fresh Harary seating per batch of patterns (as :class:`fedlib.secagg.SecureAggregator` seats its
-    users anew every round), and each user dropping before its masked input with probability
+    clients anew every round), and each client dropping before its masked input with probability
     ``dropout``; :meth:`~fedlib.secagg.SecAggConfig.completes_without` decides every pattern. With
-    shares among all users it counts both causes of an abort: fewer than ``t`` survivors
+    shares among all clients it counts both causes of an abort: fewer than ``t`` survivors
     (Requirement 2, :func:`abort_probability`) and survivors that fall apart in the masking graph
     (fedlib refuses to unmask them: the server could compute each part's sum).
 
     Parameters
     ----------
     cluster_size : int
-        Users in the cluster now (``>= 3``).
+        Clients in the cluster now (``>= 3``).
     degree : int or None
         Harary degree ``m``; ``None`` for the complete graph.
     threshold_rate : float
@@ -1023,9 +1027,9 @@ def round_abort_probability(
         A fixed ``t`` (the cluster's as formed), or ``None`` for ``⌈ξ·h⌉``; a ``t`` above the
         cluster's size makes every round abort.
     share_holders : {"neighbors", "all"}
-        Who holds a user's shares.
+        Who holds a client's shares.
     dropout : float
-        Per-user dropout probability.
+        Per-client dropout probability.
     n_patterns : int, default=20000
         Dropout patterns drawn.
     n_seatings : int, default=20

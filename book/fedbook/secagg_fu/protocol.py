@@ -1,4 +1,4 @@
-"""Drivers of the SecAgg+ chapter: Liu et al.'s eight-user example, thresholds, coalitions, dropouts and cost.
+"""Drivers of the SecAgg+ chapter: Liu et al.'s eight-client example, thresholds, coalitions, dropouts and cost.
 
 Every number comes from real protocol runs (:func:`fedlib.secagg.secure_aggregate`) or from the
 vectorised completion test of :meth:`fedlib.secagg.SecAggConfig.completes_without`.
@@ -22,10 +22,10 @@ from fedlib.secagg import (
     PHASES,
     FixedPoint,
     MaskingGraph,
+    SecAggClient,
     SecAggConfig,
     SecAggResult,
     SecAggServer,
-    SecAggUser,
     Stage,
     harary_graph,
     leaked_partial_sums,
@@ -68,7 +68,7 @@ def settings_table(settings: dict, *, name: str = "value") -> pd.DataFrame:
 
     Examples
     --------
-    >>> settings_table({"users": list(range(50, 501, 10)), "repeats": 3})["value"].tolist()
+    >>> settings_table({"clients": list(range(50, 501, 10)), "repeats": 3})["value"].tolist()
     ['50, 60, …, 500 (46 values)', 3]
     """
     return pd.DataFrame({name: [_values(value) for value in settings.values()]}, index=list(settings))
@@ -80,13 +80,13 @@ def figure3_graph() -> MaskingGraph:
     Returns
     -------
     MaskingGraph
-        Eight users; ``u1–u5`` and ``u3–u7`` are diameters, as the figure's partial sums imply.
+        Eight clients; ``u1–u5`` and ``u3–u7`` are diameters, as the figure's partial sums imply.
     """
     return harary_graph(8, 3, shuffle=False)
 
 
 def _dropouts(roles: dict[int, str]) -> dict[Stage, list[int]]:
-    """Unlearned users are gone before the round; dropped users go silent before their masked input."""
+    """Unlearned clients are gone before the round; dropped clients go silent before their masked input."""
     return {
         Stage.ADVERTISE_KEYS: [u for u, r in roles.items() if r == "unlearned"],
         Stage.MASKED_INPUT: [u for u, r in roles.items() if r == "dropped"],
@@ -95,14 +95,14 @@ def _dropouts(roles: dict[int, str]) -> dict[Stage, list[int]]:
 
 @dataclass(frozen=True)
 class Figure3Run:
-    """The eight-user example run through the real protocol, once per panel of Liu et al.'s Fig. 3.
+    """The eight-client example run through the real protocol, once per panel of Liu et al.'s Fig. 3.
 
     Parameters
     ----------
     graph : MaskingGraph
         ``H(8, 3)``.
     inputs : ndarray of uint32, shape (8, d)
-        The users' (small, readable) inputs.
+        The clients' (small, readable) inputs.
     results : dict of str to SecAggResult
         One round per panel, of the protocol as printed (``allow_partial_sums=True``).
     leaks : pandas.DataFrame
@@ -111,7 +111,7 @@ class Figure3Run:
         Per panel, the same round under fedlib's default (``allow_partial_sums=False``): ``panel``,
         ``printed protocol`` and ``fedlib default`` ("completes" or "aborts"), ``components summed
         (printed)`` and ``components summed (default)``, the components the server (with its coalition)
-        sums in each (NA after an abort), ``honest survivors``, ``honest users refusing`` (those who
+        sums in each (NA after an abort), ``honest survivors``, ``honest clients refusing`` (those who
         refuse to unmask when a server skips its own check) and the ``abort`` message.
     """
 
@@ -125,8 +125,8 @@ class Figure3Run:
 def figure3_run(*, threshold: int = 3, vector_length: int = 4, random_state: SeedLike = 0) -> Figure3Run:
     """Run Liu et al.'s Fig. 3 scenarios and compute what the server learns in each.
 
-    Shares go to every user of the cluster, as Liu et al. describe ("t-out-of-k within each
-    cluster"); with shares only along the three edges of ``H(8, 3)`` (and the user itself), user u1
+    Shares go to every client of the cluster, as Liu et al. describe ("t-out-of-k within each
+    cluster"); with shares only along the three edges of ``H(8, 3)`` (and the client itself), client u1
     would keep two live share holders in panel (b), itself and u5, and the round would abort instead
     of leaking (:func:`figure3_neighbour_shares`).
 
@@ -137,8 +137,8 @@ def figure3_run(*, threshold: int = 3, vector_length: int = 4, random_state: See
     ``collect_masked_inputs``, and every honest survivor refuses to unmask such a list even if a
     server skips that check. Panel (b) aborts. Panel (c) completes all the same: its survivors,
     ``u2`` among them, are connected, and it is ``u2``'s collusion with the server that splits
-    them. No check on the survivor list can see a corrupted user; only Requirement 3 (the graph
-    stays connected without the adversarial users too) protects against it.
+    them. No check on the survivor list can see a corrupted client; only Requirement 3 (the graph
+    stays connected without the adversarial clients too) protects against it.
 
     Parameters
     ----------
@@ -163,7 +163,7 @@ def figure3_run(*, threshold: int = 3, vector_length: int = 4, random_state: See
     for panel, roles in FIGURE3_ROLES.items():
         result = secure_aggregate(x, printed, dropouts=_dropouts(roles), random_state=rng)
         results[panel] = result
-        coalition = [result.users[u].corrupt() for u, r in roles.items() if r == "adversarial"]
+        coalition = [result.clients[u].corrupt() for u, r in roles.items() if r == "adversarial"]
         for members, total in leaked_partial_sums(result.server, coalition):
             rows.append(
                 {
@@ -196,14 +196,14 @@ def _default_round(x: np.ndarray, config: SecAggConfig, roles: dict[int, str], r
     except SecAggAbort as error:
         outcome, components, message = "aborts", None, str(error)
     else:
-        coalition = [result.users[u].corrupt() for u, r in roles.items() if r == "adversarial"]
+        coalition = [result.clients[u].corrupt() for u, r in roles.items() if r == "adversarial"]
         outcome, components, message = "completes", len(leaked_partial_sums(result.server, coalition)), ""
     honest, refusing = _honest_refusals(x, config, roles, rng)
     return {
         "fedlib default": outcome,
         "components summed (default)": components,
         "honest survivors": honest,
-        "honest users refusing": refusing,
+        "honest clients refusing": refusing,
         "abort": message,
     }
 
@@ -213,33 +213,33 @@ def _honest_refusals(
 ) -> tuple[int, int]:
     """A server that skips its own survivor check: how many honest survivors are asked to unmask, and refuse.
 
-    The round runs stage by stage up to the masked inputs, with unlearned users gone from the start
-    and dropped users silent from their masked input on; then every honest survivor is handed the
+    The round runs stage by stage up to the masked inputs, with unlearned clients gone from the start
+    and dropped clients silent from their masked input on; then every honest survivor is handed the
     survivor list ``U3`` directly, as a cheating server would, and either answers or raises
     :class:`fedlib.exceptions.PrivacyViolationError`.
     """
     gone = {u for u, r in roles.items() if r == "unlearned"}
     dropped = {u for u, r in roles.items() if r == "dropped"}
-    streams = spawn_generators(rng, config.n_users)
-    users = {i: SecAggUser(i, x[i], config, random_state=s) for i, s in enumerate(streams) if i not in gone}
+    streams = spawn_generators(rng, config.n_clients)
+    clients = {i: SecAggClient(i, x[i], config, random_state=s) for i, s in enumerate(streams) if i not in gone}
     server = SecAggServer(config)
-    bundles = server.collect_keys([u.advertise_keys() for u in users.values()])
-    u2, deliveries = server.route_shares({i: u.share_keys(bundles[i]) for i, u in users.items()})
-    u3 = [i for i in users if i not in dropped]
+    bundles = server.collect_keys([u.advertise_keys() for u in clients.values()])
+    u2, deliveries = server.route_shares({i: u.share_keys(bundles[i]) for i, u in clients.items()})
+    u3 = [i for i in clients if i not in dropped]
     for i in u3:
-        users[i].masked_input(u2, deliveries[i])
+        clients[i].masked_input(u2, deliveries[i])
     honest = [i for i in u3 if roles.get(i) != "adversarial"]
     refusing = 0
     for i in honest:
         try:
-            users[i].unmask(u3)
+            clients[i].unmask(u3)
         except PrivacyViolationError:
             refusing += 1
     return len(honest), refusing
 
 
 def figure3_neighbour_shares(*, threshold: int = 3, vector_length: int = 4, random_state: SeedLike = 0) -> pd.DataFrame:
-    """Liu et al.'s Fig. 3 panels with SecAgg+ shares: each user's shares go to its three neighbours and itself.
+    """Liu et al.'s Fig. 3 panels with SecAgg+ shares: each client's shares go to its three neighbours and itself.
 
     Like :func:`figure3_run`, the rounds run the protocol as printed (``allow_partial_sums=True``), so
     that an abort here comes from the shares alone: a secret left with fewer than ``t`` live holders.
@@ -258,7 +258,7 @@ def figure3_neighbour_shares(*, threshold: int = 3, vector_length: int = 4, rand
     -------
     pandas.DataFrame
         Per panel: whether the round completes, the number of components of honest survivors the server
-        sums separately (``None`` after an abort), the fewest live share holders of any user (itself
+        sums separately (``None`` after an abort), the fewest live share holders of any client (itself
         included), and the abort message if any.
     """
     rng = check_random_state(random_state)
@@ -274,7 +274,7 @@ def figure3_neighbour_shares(*, threshold: int = 3, vector_length: int = 4, rand
         except SecAggAbort as error:
             completes, components, message = False, None, str(error)
         else:
-            coalition = [result.users[u].corrupt() for u, r in roles.items() if r == "adversarial"]
+            coalition = [result.clients[u].corrupt() for u, r in roles.items() if r == "adversarial"]
             completes, components, message = True, len(leaked_partial_sums(result.server, coalition)), ""
         rows.append(
             {
@@ -282,7 +282,7 @@ def figure3_neighbour_shares(*, threshold: int = 3, vector_length: int = 4, rand
                 "completes": completes,
                 "components summed": components,
                 "fewest live holders": min(live),
-                "user with fewest": f"u{int(np.argmin(live)) + 1}",
+                "client with fewest": f"u{int(np.argmin(live)) + 1}",
                 "abort": message,
             }
         )
@@ -292,16 +292,16 @@ def figure3_neighbour_shares(*, threshold: int = 3, vector_length: int = 4, rand
 
 
 def threshold_table(
-    *, n_users: int = 8, threshold: int = 3, vector_length: int = 4, random_state: SeedLike = 0
+    *, n_clients: int = 8, threshold: int = 3, vector_length: int = 4, random_state: SeedLike = 0
 ) -> pd.DataFrame:
     """One round per number of dropouts on the complete graph: the exact sum down to ``t`` survivors, then an abort.
 
-    Every user holds a share of its own secrets, so a survivor's self-mask seed keeps ``t`` live holders
-    as long as ``t`` users survive (Bonawitz et al. 2017, Fig. 4).
+    Every client holds a share of its own secrets, so a survivor's self-mask seed keeps ``t`` live holders
+    as long as ``t`` clients survive (Bonawitz et al. 2017, Fig. 4).
 
     Parameters
     ----------
-    n_users : int, default=8
+    n_clients : int, default=8
         ``n``.
     threshold : int, default=3
         ``t``.
@@ -313,16 +313,16 @@ def threshold_table(
     Returns
     -------
     pandas.DataFrame
-        Per number of dropped users: survivors, whether the output equals the plain sum of the survivors,
+        Per number of dropped clients: survivors, whether the output equals the plain sum of the survivors,
         and the abort message otherwise.
     """
     rng = check_random_state(random_state)
-    config = SecAggConfig(MaskingGraph.complete(n_users), threshold=threshold, vector_length=vector_length)
-    x = rng.integers(0, 2**32, size=(n_users, vector_length), dtype=np.uint32)
+    config = SecAggConfig(MaskingGraph.complete(n_clients), threshold=threshold, vector_length=vector_length)
+    x = rng.integers(0, 2**32, size=(n_clients, vector_length), dtype=np.uint32)
     rows = []
-    for n_dropped in range(n_users):
-        dropped = rng.choice(n_users, n_dropped, replace=False)
-        survivors = np.setdiff1d(np.arange(n_users), dropped)
+    for n_dropped in range(n_clients):
+        dropped = rng.choice(n_clients, n_dropped, replace=False)
+        survivors = np.setdiff1d(np.arange(n_clients), dropped)
         try:
             result = secure_aggregate(x, config, dropouts={Stage.MASKED_INPUT: dropped}, random_state=rng)
             exact = bool(np.array_equal(result.total, x[survivors].sum(axis=0, dtype=np.uint32)))
@@ -334,7 +334,7 @@ def threshold_table(
 
 
 def coalition_table(
-    *, n_users: int = 10, degree: int = 6, threshold: int = 4, vector_length: int = 16, random_state: SeedLike = 0
+    *, n_clients: int = 10, degree: int = 6, threshold: int = 4, vector_length: int = 16, random_state: SeedLike = 0
 ) -> pd.DataFrame:
     """The server with a growing coalition of the target's share holders: nothing below ``t``, everything at ``t``.
 
@@ -343,7 +343,7 @@ def coalition_table(
 
     Parameters
     ----------
-    n_users : int, default=10
+    n_clients : int, default=10
         ``n``.
     degree : int, default=6
         Harary degree ``m`` (shares go to the ``m`` neighbours, SecAgg+).
@@ -361,15 +361,15 @@ def coalition_table(
     """
     rng = check_random_state(random_state)
     config = SecAggConfig(
-        harary_graph(n_users, degree, random_state=rng), threshold=threshold, vector_length=vector_length
+        harary_graph(n_clients, degree, random_state=rng), threshold=threshold, vector_length=vector_length
     )
-    x = rng.integers(0, 2**32, size=(n_users, vector_length), dtype=np.uint32)
+    x = rng.integers(0, 2**32, size=(n_clients, vector_length), dtype=np.uint32)
     result = secure_aggregate(x, config, random_state=rng)
     target = 0
     holders = [int(j) for j in config.holders(target) if j != target]
     rows = []
     for size in range(min(threshold, len(holders)) + 1):
-        coalition = [result.users[j].corrupt() for j in holders[:size]]
+        coalition = [result.clients[j].corrupt() for j in holders[:size]]
         try:
             recovered = unmask_with_coalition(target, coalition, result.server)
             outcome = "x_target recovered" if np.array_equal(recovered, x[target]) else "wrong value"
@@ -379,15 +379,15 @@ def coalition_table(
     return pd.DataFrame(rows)
 
 
-def late_input_demo(*, n_users: int = 8, vector_length: int = 10_000, random_state: SeedLike = 0) -> dict:
-    """A user whose masked input arrives after the server asked for its mask key: the self mask keeps it hidden.
+def late_input_demo(*, n_clients: int = 8, vector_length: int = 10_000, random_state: SeedLike = 0) -> dict:
+    """A client whose masked input arrives after the server asked for its mask key: the self mask keeps it hidden.
 
-    The server rebuilds the late user's ``s^SK`` and strips its pairwise masks; what is left is
+    The server rebuilds the late client's ``s^SK`` and strips its pairwise masks; what is left is
     ``x + PRG(b)``. Its inputs are all zeros here, so any structure would show.
 
     Parameters
     ----------
-    n_users : int, default=8
+    n_clients : int, default=8
         ``n`` (Harary degree 4, ``t = 3``).
     vector_length : int, default=10000
         ``d``.
@@ -398,12 +398,12 @@ def late_input_demo(*, n_users: int = 8, vector_length: int = 10_000, random_sta
     -------
     dict
         ``zero_words_left``: share of zero words in what the server is left with (``2^-32`` expected for
-        uniform words); ``self_mask_shares_revealed``: how many shares of the late user's ``b`` reached the
+        uniform words); ``self_mask_shares_revealed``: how many shares of the late client's ``b`` reached the
         server; ``server_alone_error``: the message when the server tries to unmask it alone.
     """
     rng = check_random_state(random_state)
-    config = SecAggConfig(harary_graph(n_users, 4, random_state=rng), threshold=3, vector_length=vector_length)
-    x = np.zeros((n_users, vector_length), dtype=np.uint32)
+    config = SecAggConfig(harary_graph(n_clients, 4, random_state=rng), threshold=3, vector_length=vector_length)
+    x = np.zeros((n_clients, vector_length), dtype=np.uint32)
     late = 1
     result = secure_aggregate(x, config, late=[late], random_state=rng)
     server = result.server
@@ -418,7 +418,7 @@ def late_input_demo(*, n_users: int = 8, vector_length: int = 10_000, random_sta
         "zero_words_left": float(np.mean(left == 0)),
         "self_mask_shares_revealed": int(revealed),
         "server_alone_error": alone,
-        "late_user": late,
+        "late_client": late,
     }
 
 
@@ -450,20 +450,20 @@ def dropout_abort_rates(
     n_seatings: int = 20,
     random_state: SeedLike = 0,
 ) -> pd.DataFrame:
-    """How often a cluster's round aborts when each user drops independently with probability ``δ``, and what leaks.
+    """How often a cluster's round aborts when each client drops independently with probability ``δ``, and what leaks.
 
-    Compares SecAgg+ with shares among the ``m`` neighbours and the user itself (Bell et al. 2020;
+    Compares SecAgg+ with shares among the ``m`` neighbours and the client itself (Bell et al. 2020;
     ``t = ⌈ξ(m + 1)⌉``) with shares among the whole cluster (Liu et al.'s reading, ``t = ⌈ξk⌉``),
     masking along the complete graph and along a Harary graph of the smallest degree in ``degrees``
     (Liu et al.'s protocol: a sparse graph, shares among all). Requirement 2 of Liu et al. counts
-    live users per cluster, which is exactly what the whole-cluster round on the complete graph
+    live clients per cluster, which is exactly what the whole-cluster round on the complete graph
     needs; a SecAgg+ round needs ``t`` live holders in *every* neighbourhood; and on a sparse graph
     fedlib's default (``allow_partial_sums=False``) also aborts a round whose survivors fall apart.
 
     The leak side compares each configuration with its copy with ``allow_partial_sums=True``, the
     protocol as printed, on the same dropout patterns: a round that copy completes while the default
     aborts would have let the server compute the sum of each component of the survivors (Liu et al.
-    Fig. 3), and of a single user's input when a survivor has no surviving neighbour.
+    Fig. 3), and of a single client's input when a survivor has no surviving neighbour.
 
     Parameters
     ----------
@@ -479,7 +479,7 @@ def dropout_abort_rates(
         Dropout patterns per point (one vectorised completion test each).
     n_seatings : int, default=20
         Harary seatings of the whole-cluster sparse configuration per ``δ`` (a fresh seating per batch of
-        ``n_trials / n_seatings`` patterns, as a real system seats users anew every round).
+        ``n_trials / n_seatings`` patterns, as a real system seats clients anew every round).
     random_state : int, numpy.random.Generator, numpy.random.SeedSequence or None, default=0
         Graphs and dropout patterns. The SecAgg+ and complete-graph rows draw from it as they always
         did; the whole-cluster sparse rows from a separate child stream (:func:`fedlib.utils.child_sequence`,
@@ -532,7 +532,7 @@ def _outcomes(config: SecAggConfig, patterns: np.ndarray) -> tuple[int, int, int
 
     A leaky round is one the printed protocol (``allow_partial_sums=True``) completes and the default
     refuses: its survivors fall into several components. It leaks an individual input when some
-    survivor has no surviving neighbour (a component of one user).
+    survivor has no surviving neighbour (a component of one client).
     """
     strict = config.completes_without(patterns)
     loose = dataclasses.replace(config, allow_partial_sums=True).completes_without(patterns)
@@ -557,7 +557,7 @@ def _abort_row(label: str, m: int, t: int, delta: float, counts, n_trials: int) 
 
 
 def _round_cost(config: SecAggConfig, dropout_rate: float, rng: np.random.Generator) -> dict:
-    n, d = config.n_users, config.vector_length
+    n, d = config.n_clients, config.vector_length
     fixed = FixedPoint.for_summands(n, clip=1.0)
     updates = rng.normal(scale=0.05, size=(n, d)).astype(np.float32)
     for _ in range(100):  # a dropout pattern the round survives (it would abort otherwise)
@@ -567,7 +567,7 @@ def _round_cost(config: SecAggConfig, dropout_rate: float, rng: np.random.Genera
         if config.completes_without(mask):
             break
     else:
-        raise SecAggAbort(f"no dropout pattern at rate {dropout_rate} lets a round of {n} users complete")
+        raise SecAggAbort(f"no dropout pattern at rate {dropout_rate} lets a round of {n} clients complete")
     start = time.perf_counter()
     result = secure_aggregate(fixed.encode(updates), config, dropouts={Stage.MASKED_INPUT: dropped}, random_state=rng)
     seconds = time.perf_counter() - start
@@ -577,8 +577,8 @@ def _round_cost(config: SecAggConfig, dropout_rate: float, rng: np.random.Genera
     return {
         "seconds": seconds,
         **{f"{p} s": result.seconds[p] for p in PHASES},
-        "KiB up per user": float(result.bytes_sent[keep].mean()) / 1024,
-        "KiB down per user": float(result.bytes_received[keep].mean()) / 1024,
+        "KiB up per client": float(result.bytes_sent[keep].mean()) / 1024,
+        "KiB down per client": float(result.bytes_received[keep].mean()) / 1024,
         "KiB per cluster": float(result.bytes_sent.sum() + result.bytes_received.sum()) / 1024,
     }
 
@@ -602,11 +602,11 @@ def aggregation_cost(
     degrees : dict of str to callable or None
         Per label, ``k -> m`` (a Harary degree) or ``None`` for the complete graph (SecAgg).
     threshold_rate : float
-        ``ξ``; ``t = ⌈ξ(m + 1)⌉`` with shares among the neighbours and the user itself, as in SecAgg+.
+        ``ξ``; ``t = ⌈ξ(m + 1)⌉`` with shares among the neighbours and the client itself, as in SecAgg+.
     vector_length : int
         ``d``, model parameters.
     dropout_rate : float, default=0.0
-        Each user drops before its masked input with this probability.
+        Each client drops before its masked input with this probability.
     repeats : int, default=1
         Rounds per point; the median time is kept.
     random_state : int, numpy.random.Generator or None, default=0
@@ -616,7 +616,7 @@ def aggregation_cost(
     -------
     pandas.DataFrame
         Per label and ``k``: ``m``, ``t``, seconds per round (all parties, one process), per phase,
-        and KiB sent and received per surviving user.
+        and KiB sent and received per surviving client.
     """
     rng = check_random_state(random_state)
     rows = []
@@ -646,18 +646,18 @@ def cost_table(cost: pd.DataFrame, labels: dict[str, str] | None = None) -> pd.D
     -------
     pandas.DataFrame
         Indexed by ``k`` and graph; columns ``m`` and ``t``, the round's time and each phase's in milliseconds
-        to 3 significant digits (all parties, one process), and the KiB a surviving user uploads.
+        to 3 significant digits (all parties, one process), and the KiB a surviving client uploads.
     """
     labels = labels or {}
     table = cost.assign(graph=cost["graph"].map(lambda graph: labels.get(graph, graph))).set_index(["k", "graph"])
     times = (1000 * table[["seconds", *(f"{phase} s" for phase in PHASES)]]).map(lambda ms: float(f"{ms:.3g}"))
     parts = {"": table[["m", "t"]], "milliseconds per round": times.set_axis(["total", *PHASES], axis=1),
-             "KiB": table[["KiB up per user"]].set_axis(["up per user"], axis=1)}  # fmt: skip
+             "KiB": table[["KiB up per client"]].set_axis(["up per client"], axis=1)}  # fmt: skip
     return pd.concat(parts, axis=1)
 
 
-def aggregation_cost_by_users(
-    n_users_grid,
+def aggregation_cost_by_clients(
+    n_clients_grid,
     *,
     cluster_size: int,
     degree,
@@ -666,26 +666,26 @@ def aggregation_cost_by_users(
     leftovers: str = "random",
     random_state: SeedLike = 0,
 ) -> pd.DataFrame:
-    """Per-round SecAgg+ cost of the slowest cluster against the number of users ``N`` (Liu et al. Figs. 10-11).
+    """Per-round SecAgg+ cost of the slowest cluster against the number of clients ``N`` (Liu et al. Figs. 10-11).
 
-    Users are clustered as in Liu et al.'s Alg. 1 (``⌊N/k⌋`` clusters, the ``N − sk`` leftover users
+    Clients are clustered as in Liu et al.'s Alg. 1 (``⌊N/k⌋`` clusters, the ``N − sk`` leftover clients
     placed at random or round robin); clusters aggregate in parallel, so a round lasts as long as the
     largest cluster's. Each distinct cluster size is timed once with a real round.
 
     Parameters
     ----------
-    n_users_grid : sequence of int
+    n_clients_grid : sequence of int
         ``N`` values.
     cluster_size : int
         ``k`` from ParGen.
     degree : callable
-        ``k -> m``, the Harary degree of a cluster of ``k`` users.
+        ``k -> m``, the Harary degree of a cluster of ``k`` clients.
     threshold_rate : float
         ``ξ``.
     vector_length : int
         ``d``.
     leftovers : {"random", "round_robin"}, default="random"
-        Placement of the leftover users.
+        Placement of the leftover clients.
     random_state : int, numpy.random.Generator or None, default=0
         Clusterings and rounds.
 
@@ -693,13 +693,13 @@ def aggregation_cost_by_users(
     -------
     pandas.DataFrame
         Per ``N``: number of clusters, largest cluster, seconds per round of the largest cluster, KiB sent
-        per user in it.
+        per client in it.
     """
     rng = check_random_state(random_state)
     timed: dict[int, dict] = {}
     rows = []
     with threadpool_limits(1):
-        for n in progress(list(n_users_grid), desc="N"):
+        for n in progress(list(n_clients_grid), desc="N"):
             sizes = [len(c) for c in assign_clusters(int(n), cluster_size, leftovers=leftovers, random_state=rng)]
             largest = max(sizes)
             if largest not in timed:
@@ -713,7 +713,7 @@ def aggregation_cost_by_users(
                     "clusters": len(sizes),
                     "largest cluster": largest,
                     "seconds per round": timed[largest]["seconds"],
-                    "KiB up per user": timed[largest]["KiB up per user"],
+                    "KiB up per client": timed[largest]["KiB up per client"],
                     "KiB per cluster": timed[largest]["KiB per cluster"],
                 }
             )

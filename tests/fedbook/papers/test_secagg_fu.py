@@ -7,7 +7,7 @@ from collections import Counter
 import pytest
 from fedbook.papers import secagg_fu as paper
 
-SWEEPABLE = set(paper.PARAMETERS) - {"n_users"}
+SWEEPABLE = set(paper.PARAMETERS) - {"n_clients"}
 
 
 def test_worked_example_names_every_input_and_meets_the_lemmas_side_conditions():
@@ -15,7 +15,7 @@ def test_worked_example_names_every_input_and_meets_the_lemmas_side_conditions()
     assert tuple(ex) == paper.PARAMETERS
     assert ex["xi"] > max(ex["gamma"], ex["delta"], ex["zeta"])  # Lemmas 1 and 2 as stated
     assert ex["gamma"] + ex["delta"] < 1  # Theorem 1
-    assert 1 <= paper.WORKED_EXAMPLE_K <= ex["n_users"]
+    assert 1 <= paper.WORKED_EXAMPLE_K <= ex["n_clients"]
 
 
 @pytest.mark.parametrize(
@@ -35,7 +35,7 @@ def test_fig4c_reading_drops_zeta_and_one_repeated_value_from_the_caption():
 
 def test_remark_6_reads_fig_4b_at_its_fixed_parameters():
     assert set(paper.REMARK6) == set(paper.FIG4_SWEPT["b"]) == set(paper.FIG5_SWEPT)
-    assert paper.REMARK6_MAX_INFEASIBLE_N < paper.WORKED_EXAMPLE["n_users"]
+    assert paper.REMARK6_MAX_INFEASIBLE_N < paper.WORKED_EXAMPLE["n_clients"]
 
 
 def test_claims_and_setup_are_stated():
