@@ -160,6 +160,11 @@ def test_float_blind_swap_is_invisible_in_float64_only():
     assert swap.loc["swapped", "sorted D vs lexmin"] == "worse"
     assert swap.loc["swapped", "float64 excess over lexmin"] == 0.0
     assert swap.loc["swapped", "log10 exact excess over lexmin"] > 0
+    exact = swap["exact Σ (KN)^D"]
+    assert exact["swapped"] - exact["lexmin"] == swap.loc["swapped", "exact excess over lexmin"] > 0
+    assert swap.loc["lexmin", "exact excess over lexmin"] == 0
+    swapped = swap.loc["swapped"]
+    assert swapped["float64 Σ equals the lexmin's"] and not swapped["exact Σ equals the lexmin's"]
     before, after = swap.loc["lexmin", "their ratings D"], swap.loc["swapped", "their ratings D"]
     assert sorted(after, reverse=True) != sorted(before, reverse=True)
     tiny = experiments.assign_clients(clients.times[:6], clients.disparity[:6], n_clusters=2)

@@ -186,6 +186,23 @@ def test_table2_findings_count_what_the_table_says():
     assert values["gain_mnist_knot"] == "+40% ± 10" and values["gain_tinyshakespeare_federaser"] == "+3% ± 1"
 
 
+def test_table2_shown_says_what_each_missing_value_means():
+    purchase, mnist = tasks.tasks("ci")["Purchase-100"], tasks.tasks("ci")["MNIST"]
+
+    def study(task, knot_time):
+        fake = [_fake_run("FedBuff", s, 50.0) for s in range(3)] + [_fake_run("KNOT", s, knot_time) for s in range(3)]
+        return comparison.Study(task=task, pilot=fake[0], erase_time=5.0, horizon=100.0, runs=fake)
+
+    table = comparison.table2([study(purchase, 20.0), study(mnist, np.nan)])
+    shown = comparison.table2_shown(table, {t.name: t for t in (purchase, mnist)})
+    assert shown.notna().all().all() and (shown != "").all().all()
+    knot = shown.loc[("synthetic stand-in for Purchase-100", "KNOT")]
+    assert (knot["ours %"], knot["paper %"], knot["our sign"]) == ("+60.0 ±\u00a00.0", "+64", "faster")
+    assert shown.loc[("synthetic stand-in for Purchase-100", "FedBuff"), "paper %"] == "baseline (2381 s)"
+    assert shown.loc[("MNIST (Fig. 4)", "KNOT"), "seconds"] == "none reached"
+    assert shown.loc[("MNIST (Fig. 4)", "KNOT"), "paper %"] == "not in Table II"
+
+
 def test_slowest_gap_shrinks_with_more_clients_and_never_exceeds_the_cap():
     gaps = comparison.slowest_gap((5, 10, 20, 50), n_rounds=2000, random_state=1)
     median, at_cap = gaps["median gap to cap (s)"].to_numpy(), gaps["at the cap"].to_numpy()

@@ -11,8 +11,11 @@
   simulated clock: train, erase, retrain, time to target.
 - :mod:`~fedbook.knot.comparison`: studies over seeds for Table II, Fig. 6(c) and the text's
   numbers, beside the paper's with computed verdicts.
+- :func:`readable`: a results table as the chapters show it, every cell short text (a few significant
+  digits, long integers as powers of ten, "yes"/"no", a dash or a word for what is missing).
 """
 
+from fedbook.knot._readable import readable
 from fedbook.knot.assignment import (
     FLOAT64_MAX,
     METHOD_ROWS,
@@ -65,6 +68,7 @@ __all__ = [
     "overflow_clients",
     "plato_lower",
     "profile_mnist",
+    "readable",
     "solve_time_verdicts",
     "sorted_ratings_frame",
     "timing_table",

@@ -809,9 +809,11 @@ def float_blind_swap(instance: AssignedInstance) -> pd.DataFrame:
     Returns
     -------
     pandas.DataFrame
-        Rows "lexmin" and "swapped": the two clients' ratings, the largest rating, the exact objective
-        (its excess over the lexmin's, and its decimal length), the float64 objective, and the sorted
-        ratings against the lexmin's. Empty if no such swap exists.
+        Rows "lexmin" and "swapped": the two clients' ratings, the largest rating, the sorted ratings against
+        the lexmin's, the exact objective (a Python integer; its excess over the lexmin's, exactly and as a
+        decimal logarithm, NaN for the lexmin's own zero excess; whether it equals the lexmin's), and the
+        float64 objective (its excess; whether it equals the lexmin's bit for bit). Empty if no such swap
+        exists.
     """
     D, labels = instance.D, instance.labels
     K, N = D.shape
@@ -849,10 +851,14 @@ def float_blind_swap(instance: AssignedInstance) -> pd.DataFrame:
             "their ratings D": [[int(values[i]), int(values[j])], [new_i, new_j]],
             "largest rating": [int(values.max()), int(new_values.max())],
             "sorted D vs lexmin": ["equal", _lex_compare(np.sort(new_values)[::-1], np.sort(values)[::-1])],
+            "exact Σ (KN)^D": [exact0, exact0 + excess],
+            "exact excess over lexmin": [0, excess],
+            "exact Σ equals the lexmin's": [True, excess == 0],
             "log10 exact Σ (KN)^D": [math.log10(exact0), math.log10(exact0 + excess)],
             "log10 exact excess over lexmin": [np.nan, math.log10(excess)],
             "float64 Σ (KN)^D": [float0, float1],
             "float64 excess over lexmin": [0.0, float1 - float0],
+            "float64 Σ equals the lexmin's": [True, float1 == float0],
         },
         index=["lexmin", "swapped"],
     )

@@ -8,7 +8,7 @@ and retrains (:func:`fedbook.knot.runs.runs_with_erasure`). The tables put the p
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 
 import numpy as np
@@ -338,6 +338,58 @@ def table2(studies_: Sequence[Study]) -> pd.DataFrame:
                 }
             )
     return pd.DataFrame(rows)
+
+
+def table2_shown(table: pd.DataFrame, tasks_: Mapping[str, Task]) -> pd.DataFrame:
+    """:func:`table2` as the chapter shows it: by task and method, the columns that carry the comparison, as text.
+
+    Our improvement is one cell, "mean ± std"; the paper's is its published value, or says why there is
+    none: FedBuff is the baseline (the cell gives the paper's seconds for it), MNIST is not in Table II
+    (the paper's proof of concept), or the paper published no value (FedEraser on Tiny-Shakespeare). Seconds
+    are our mean over the runs that reached the target ("none reached" when no run did). Nothing is computed
+    here; the numbers are :func:`table2`'s.
+
+    Parameters
+    ----------
+    table : pandas.DataFrame
+        :func:`table2`'s table.
+    tasks_ : dict of str to Task
+        The tasks by name, for their labels (ours, and the paper's task it stands in for).
+
+    Returns
+    -------
+    pandas.DataFrame
+        Indexed by (task label, method): seconds, reached, ours %, paper %, our sign (of our improvement),
+        verdict, size against paper; every cell text.
+    """
+    rows = []
+    for row in table.to_dict("records"):
+        task = tasks_[row["task"]]
+        baseline = row["method"] == "FedBuff"
+        if task.stands_for is None:
+            published = "not in Table II"
+        elif baseline:
+            published = f"baseline ({row['paper FedBuff seconds']:.0f} s)"
+        elif np.isfinite(row["paper %"]):
+            published = f"{row['paper %']:+.0f}"
+        else:
+            published = "none published"
+        # a no-break space after ±: a narrow cell wraps before "±", never between it and the std
+        spread = f"±\u00a0{row['improvement std']:.1f}"
+        rows.append(
+            {
+                "task": task.label,
+                "method": row["method"],
+                "seconds": f"{row['seconds']:.0f}" if np.isfinite(row["seconds"]) else "none reached",
+                "reached": row["reached"],
+                "ours %": "baseline" if baseline else f"{row['improvement %']:+.1f} {spread}",
+                "paper %": published,
+                "our sign": row["ours"] or "—",
+                "verdict": row["verdict"],
+                "size against paper": row["size against paper"] or "—",
+            }
+        )
+    return pd.DataFrame(rows).set_index(["task", "method"])
 
 
 def table2_findings(table: pd.DataFrame) -> dict[str, object]:
