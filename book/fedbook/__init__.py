@@ -6,6 +6,8 @@
 - :mod:`fedbook.secagg_fu`: Liu et al.'s ParGen figures, errata and Monte Carlo; its ``protocol``
   module runs SecAgg+ inside a cluster (Fig. 3, thresholds, coalitions, dropouts, cost against k and N).
 - :func:`glue_all`: glue a dict of computed values into a chapter with one call.
+- :func:`readable`, :func:`cell`, :func:`short_float`: a results table as a chapter shows it (short text cells,
+  a few significant digits, no NaN or tuples); the numbers stay in the frame the chapter computed.
 - :func:`verdict`: the one rule by which every chapter compares its mean ± std with a paper's, built on the
   difference test :func:`compare_to_noise` (beyond the noise, and on which side) and the equivalence test
   :func:`within` (within a margin), which the chapters' other verdicts call; :func:`mean_cell` the way our
@@ -15,15 +17,19 @@ Drivers import only public names of the library.
 """
 
 from fedbook._glue import glue_all
+from fedbook._readable import cell, readable, short_float
 from fedbook._verdict import INCONCLUSIVE, ONE_RUN, WITHIN_NOISE, compare_to_noise, mean_cell, verdict, within
 
 __all__ = [
     "INCONCLUSIVE",
     "ONE_RUN",
     "WITHIN_NOISE",
+    "cell",
     "compare_to_noise",
     "glue_all",
     "mean_cell",
+    "readable",
+    "short_float",
     "verdict",
     "within",
 ]

@@ -15,7 +15,7 @@
   digits, long integers as powers of ten, "yes"/"no", a dash or a word for what is missing).
 """
 
-from fedbook.knot._readable import readable
+from fedbook._readable import readable
 from fedbook.knot.assignment import (
     FLOAT64_MAX,
     METHOD_ROWS,

@@ -1,4 +1,4 @@
-"""Tables as the KNOT chapters show them: every cell as short text, nothing computed.
+"""Tables as the chapters show them: every cell as short text, nothing computed.
 
 :func:`readable` turns a results table into text cells a reader can take in at a glance: floats to a few
 significant digits, integers too long to read as a power of ten with their number of digits, booleans as
@@ -76,6 +76,22 @@ def _float(value: float, digits: int, decimals: int | None) -> str:
     if abs(round(value, places)) >= 10 ** (digits - places):  # rounding carried into a new leading digit
         places -= 1
     return f"{value:.{max(places, 0)}f}"  # trailing zeros are significant digits
+
+
+def short_float(value: float) -> str:
+    """A float in a pandas table: whole numbers as such, one decimal from 100 on, else three significant digits.
+
+    For ``pd.set_option("display.float_format", short_float)``, where a chapter shows many small tables of
+    rates and bounds and :func:`readable` on each would be noise.
+
+    Examples
+    --------
+    >>> [short_float(v) for v in (40.0, 27131.0, 308.104, 0.0095617, 16.490839)]
+    ['40', '27,131', '308.1', '0.00956', '16.5']
+    """
+    if value.is_integer():
+        return f"{value:,.0f}"
+    return f"{value:,.1f}" if abs(value) >= 100 else f"{value:.3g}"
 
 
 def cell(value, *, digits: int = 3, decimals: int | None = None, missing: str = MISSING) -> str:

@@ -1,11 +1,11 @@
-"""How the KNOT chapters show their tables (book/fedbook/knot/_readable.py): text cells, nothing computed."""
+"""How the chapters show their tables (book/fedbook/_readable.py): text cells, nothing computed."""
 
 from __future__ import annotations
 
 import numpy as np
 import pandas as pd
-from fedbook.knot import readable
-from fedbook.knot._readable import cell, power_of_ten
+from fedbook import readable
+from fedbook._readable import cell, power_of_ten
 
 
 def test_floats_keep_a_few_significant_digits():
