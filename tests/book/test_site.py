@@ -46,7 +46,11 @@ def parse(path: Path) -> _Collector:
 
 def content_pages(html_dir: Path) -> list[Path]:
     skip = {"_static", "_sources", "_images", "_sphinx_design_static"}
-    return sorted(p for p in html_dir.rglob("*.html") if not skip & set(p.relative_to(html_dir).parts))
+    return sorted(
+        p
+        for p in html_dir.rglob("*.html")
+        if not skip & set(p.relative_to(html_dir).parts) and not p.name.startswith(".")  # a probe's copy
+    )
 
 
 def test_internal_links_and_anchors_resolve(html_dir):
