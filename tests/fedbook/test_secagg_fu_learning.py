@@ -120,6 +120,13 @@ def test_convergence_unlearning_and_exactness_end_to_end(images, design):
     assert (summary["rounds to target"] <= 2).all()
     clustered = systems[design["setting"].iloc[0]]
     table = experiments.unlearning_table(systems, [0, 1], n_requests=2)
+    timing = ["train seconds", "aggregate seconds"]
+    pd.testing.assert_frame_equal(  # the same table from two processes
+        table.drop(columns=timing),
+        experiments.unlearning_table(systems, [0, 1], n_requests=2, n_jobs=2).drop(columns=timing))
+    curves_2, _ = experiments.convergence(images, design.iloc[[0, -1]], rounds=2, secure=True, local=local,
+                                          random_state=0, n_jobs=2)  # fmt: skip
+    pd.testing.assert_frame_equal(curves.drop(columns="seconds"), curves_2.drop(columns="seconds"))
     assert table.loc[(experiments.GLOBAL, "sequential"), "clients retrained"] == 23 + 22
     assert table.loc[(experiments.GLOBAL, "batch"), "clients retrained"] == 22
     assert clustered.unlearned_ == []  # the table unlearned copies

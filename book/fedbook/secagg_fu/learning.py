@@ -301,6 +301,12 @@ def build_system(
     return system.fit(images.X, images.y, parts=images.clients, test_data=(images.X_test, images.y_test))
 
 
+def _timed_system(images, row, options) -> tuple[ClusteredUnlearning, float]:
+    began = time.perf_counter()
+    system = build_system(images, row, **options)
+    return system, time.perf_counter() - began
+
+
 def convergence(
     images: FederatedImages,
     design: pd.DataFrame,
@@ -311,6 +317,7 @@ def convergence(
     eval_every: int = 1,
     model: str = "cnn_small",
     random_state: SeedLike = 0,
+    n_jobs: int = 1,
 ) -> tuple[pd.DataFrame, dict[str, ClusteredUnlearning]]:
     """Train one system per design row and record test accuracy per round (Figs. 6-7).
 
@@ -332,6 +339,8 @@ def convergence(
         The architecture of every cluster model.
     random_state : int, numpy.random.SeedSequence or None, default=0
         Root seed of every system (the same for all rows).
+    n_jobs : int, default=1
+        joblib processes, one row each; the systems do not depend on it (``seconds`` does).
 
     Returns
     -------
@@ -341,14 +350,14 @@ def convergence(
     systems : dict of str to ClusteredUnlearning
         The trained systems by setting, for unlearning.
     """
+    options = {"rounds": rounds, "secure": secure, "local": local, "eval_every": eval_every, "model": model,
+               "random_state": random_state}  # fmt: skip
+    rows = [row for _, row in design.iterrows()]
+    trained = Parallel(n_jobs=n_jobs)(
+        delayed(_timed_system)(images, row, options) for row in progress(rows, desc=f"training ({images.name})")
+    )
     frames, systems = [], {}
-    for _, row in progress(list(design.iterrows()), desc=f"training ({images.name})"):
-        began = time.perf_counter()
-        system = build_system(
-            images, row, rounds=rounds, secure=secure, local=local, eval_every=eval_every, model=model,
-            random_state=random_state,
-        )  # fmt: skip
-        seconds = time.perf_counter() - began
+    for row, (system, seconds) in zip(rows, trained, strict=True):
         frame = pd.DataFrame(system.history_)
         frame.insert(0, "setting", row["setting"])
         frame.insert(1, "k", int(row["k"]))
@@ -824,7 +833,17 @@ def unlearning_summary(events: pd.DataFrame, system: ClusteredUnlearning, n_requ
     }
 
 
-def unlearning_table(systems: dict[str, ClusteredUnlearning], requests, *, n_requests: int) -> pd.DataFrame:
+def _unlearning_row(name, system, requests, mode, n_requests) -> dict:
+    events, _ = unlearning_run(system, requests, mode=mode)
+    return {
+        "setting": name, "mode": mode, "k": system.cluster_size, "s": system.n_clusters,
+        **unlearning_summary(events, system, n_requests),
+    }  # fmt: skip
+
+
+def unlearning_table(
+    systems: dict[str, ClusteredUnlearning], requests, *, n_requests: int, n_jobs: int = 1
+) -> pd.DataFrame:
     """Sequential and batch unlearning of the same requests in every system (Figs. 8-9 and the baselines).
 
     Parameters
@@ -835,20 +854,19 @@ def unlearning_table(systems: dict[str, ClusteredUnlearning], requests, *, n_req
         Clients to unlearn, in order.
     n_requests : int
         ``τ`` (the length of ``requests``).
+    n_jobs : int, default=1
+        joblib processes, one (system, mode) each; the table does not depend on it (its seconds do).
 
     Returns
     -------
     pandas.DataFrame
         Indexed by (``setting``, ``mode``): ``k``, ``s`` and the columns of :func:`unlearning_summary`.
     """
-    rows = []
-    for name, system in progress(list(systems.items()), desc="unlearning"):
-        for mode in ("sequential", "batch"):
-            events, _ = unlearning_run(system, requests, mode=mode)
-            rows.append({
-                "setting": name, "mode": mode, "k": system.cluster_size, "s": system.n_clusters,
-                **unlearning_summary(events, system, n_requests),
-            })  # fmt: skip
+    jobs = [(name, system, mode) for name, system in systems.items() for mode in ("sequential", "batch")]
+    rows = Parallel(n_jobs=n_jobs)(
+        delayed(_unlearning_row)(name, system, requests, mode, n_requests)
+        for name, system, mode in progress(jobs, desc="unlearning")
+    )
     return pd.DataFrame(rows).set_index(["setting", "mode"])
 
 
