@@ -12,6 +12,7 @@ from __future__ import annotations
 import copy
 import re
 import time
+import warnings
 from dataclasses import dataclass
 
 import numpy as np
@@ -353,9 +354,8 @@ def convergence(
     options = {"rounds": rounds, "secure": secure, "local": local, "eval_every": eval_every, "model": model,
                "random_state": random_state}  # fmt: skip
     rows = [row for _, row in design.iterrows()]
-    trained = Parallel(n_jobs=n_jobs)(
-        delayed(_timed_system)(images, row, options) for row in progress(rows, desc=f"training ({images.name})")
-    )
+    shown = progress(rows, desc=f"training ({images.name})")
+    trained = _in_parallel(n_jobs, (delayed(_timed_system)(images, row, options) for row in shown))
     frames, systems = [], {}
     for row, (system, seconds) in zip(rows, trained, strict=True):
         frame = pd.DataFrame(system.history_)
@@ -415,6 +415,18 @@ def replicate_seeds(seed: int, n_seeds: int) -> list[int]:
     """
     children = np.random.SeedSequence(seed).spawn(max(n_seeds - 1, 0))
     return [int(seed)] + [int(child.generate_state(1)[0]) for child in children]
+
+
+def _in_parallel(n_jobs: int, calls) -> list:
+    """``joblib.Parallel(n_jobs)(calls)``, without loky's notice that it replaced a worker.
+
+    loky restarts a worker whose memory grew (every worker here trains torch models) and warns that "a worker
+    stopped while some jobs were given to the executor"; it resubmits the jobs, so no result changes, and the
+    notice would only clutter the chapter's page.
+    """
+    with warnings.catch_warnings():
+        warnings.filterwarnings("ignore", message="A worker stopped while some jobs were given", category=UserWarning)
+        return Parallel(n_jobs=n_jobs)(calls)
 
 
 def _outcome(system: ClusteredUnlearning, after: float = np.nan) -> dict:
@@ -514,9 +526,7 @@ def seed_replicates(
     options = {"rounds": rounds, "local": local, "eval_every": eval_every, "model": model}
     jobs = [(row, int(seed)) for _, row in rows.iterrows() for seed in seeds]
     todo = [(row, seed) for row, seed in jobs if (row["setting"], seed) not in done]
-    results = Parallel(n_jobs=n_jobs)(
-        delayed(_replicate_one)(images, row, seed, requests, options) for row, seed in todo
-    )
+    results = _in_parallel(n_jobs, (delayed(_replicate_one)(images, row, s, requests, options) for row, s in todo))
     made = {(row["setting"], seed): result for (row, seed), result in zip(todo, results, strict=True)}
     out = []
     for row, seed in jobs:
@@ -863,9 +873,10 @@ def unlearning_table(
         Indexed by (``setting``, ``mode``): ``k``, ``s`` and the columns of :func:`unlearning_summary`.
     """
     jobs = [(name, system, mode) for name, system in systems.items() for mode in ("sequential", "batch")]
-    rows = Parallel(n_jobs=n_jobs)(
-        delayed(_unlearning_row)(name, system, requests, mode, n_requests)
-        for name, system, mode in progress(jobs, desc="unlearning")
+    rows = _in_parallel(
+        n_jobs,
+        (delayed(_unlearning_row)(name, system, requests, mode, n_requests)
+         for name, system, mode in progress(jobs, desc="unlearning")),
     )
     return pd.DataFrame(rows).set_index(["setting", "mode"])
 
