@@ -17,6 +17,9 @@ method that forgets: ``unlearn`` and its :class:`~fedlib.base.UnlearningReport`)
   data points and SecFC (SecFC Alg. 1) with its overflow bound.
 - :mod:`fedlib.unlearn`: exact unlearning: of K-means++ seeding (MUFC Alg. 3),
   of federated clusters (MUFC Alg. 4; the DC-KM baseline), and an audit.
+- :mod:`fedlib.audit`: forgetting tested from the outside: canaries,
+  membership inference (loss threshold, LiRA with shadow models) and
+  checks of exactness against retraining.
 
 Beside them:
 
