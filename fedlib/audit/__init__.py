@@ -13,7 +13,8 @@ an attacker or an auditor would, for any method of the contract (:mod:`fedlib.ba
   (:func:`lira_attack`, :func:`lira_scores`; Carlini et al., S&P 2022) online and offline, with shadow
   models trained by the target's own procedure (:func:`run_shadows` over :func:`balanced_masks`, jobs run
   by joblib); every attack reports ROC AUC and TPR at 0.1% and 1% FPR with bootstrap intervals
-  (:func:`membership_metrics`, :class:`AttackResult`).
+  (:func:`membership_metrics`, :class:`AttackResult`), and the gap between two attacks on the same
+  candidates — the unlearned model against the retrained one — with a paired interval (:func:`auc_gap`).
 
 It is fedlib's top layer: it may use every other package, and none uses it.
 """
@@ -27,13 +28,15 @@ from fedlib.audit._attacks import (
     run_shadows,
 )
 from fedlib.audit._canaries import Canaries, mislabeled_canaries, outlier_canaries
-from fedlib.audit._metrics import AttackResult, membership_metrics
+from fedlib.audit._metrics import AttackResult, AUCGap, auc_gap, membership_metrics
 from fedlib.audit._scores import cross_entropy, logit_confidence, nearest_center_distances, nearest_center_scores
 
 __all__ = [
+    "AUCGap",
     "AttackResult",
     "Canaries",
     "ShadowScores",
+    "auc_gap",
     "balanced_masks",
     "cross_entropy",
     "lira_attack",

@@ -14,6 +14,7 @@ from sklearn.metrics import roc_auc_score, roc_curve
 from fedlib.audit import (
     Canaries,
     ShadowScores,
+    auc_gap,
     balanced_masks,
     cross_entropy,
     lira_attack,
@@ -284,3 +285,18 @@ def test_attacks_find_memorised_outlier_canaries_in_k_means_and_not_unseen_ones(
                 assert result.auc > 0.85 and result.auc_interval[0] > 0.75, result
             else:
                 assert result.at_chance(), result
+
+
+def test_auc_gap_is_paired_and_sees_a_real_difference():
+    rng = np.random.default_rng(2)
+    truth = np.arange(300) < 150
+    base = rng.normal(size=300)
+    retrained = membership_metrics(base, truth, n_bootstrap=0)
+    same = membership_metrics(base + 0.01 * rng.normal(size=300), truth, n_bootstrap=0)
+    leaky = membership_metrics(base + 1.0 * truth, truth, n_bootstrap=0)
+    assert not auc_gap(same, retrained, random_state=0).excludes_zero()
+    gap = auc_gap(leaky, retrained, random_state=0)
+    assert gap.excludes_zero() and gap.interval[0] < gap.gap < gap.interval[1]
+    assert gap.gap == pytest.approx(leaky.auc - retrained.auc)
+    with pytest.raises(ValueError, match="different samples"):
+        auc_gap(leaky, membership_metrics(base[:200], truth[100:], n_bootstrap=0))
