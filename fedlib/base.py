@@ -186,6 +186,29 @@ class UnlearningMixin:
     def _unlearn(self, samples: NDArrayInt, clients: NDArrayInt, **options) -> UnlearningReport:
         raise NotImplementedError
 
+    def _model_state(self) -> dict[str, np.ndarray]:
+        """The arrays that identify the fitted model, by name (read by ``fedlib.audit``; copies).
+
+        Default: every public fitted attribute (a name ending in ``_``) that holds an array. A method overrides
+        it with what identifies its model: centres and seed rows for clustering, flat parameters for learned
+        models.
+        """
+        names = [n for n, v in vars(self).items() if n.endswith("_") and not n.startswith("_")]
+        return {n: np.array(getattr(self, n)) for n in names if isinstance(getattr(self, n), np.ndarray)}
+
+    def _retrained_state(self) -> dict[str, np.ndarray]:
+        """What retraining from scratch on the data still held gives, with the randomness the method couples to.
+
+        Each name is one of :meth:`_model_state`'s; a method whose unlearning is exact bit for bit under that
+        coupling (Ginart et al. 2019; MUFC Sec. 3) computes it without reading the forgotten rows. Default:
+        no such coupling.
+        """
+        raise NotImplementedError(
+            f"{type(self).__name__} promises no bitwise coupling to retraining: its unlearning is exact in "
+            "distribution at most (test it with fedlib.audit's exactness_test) or approximate (measure it with "
+            "model_distance)."
+        )
+
 
 class FederatedClusterer(BaseEstimator):
     """Base of the federated clustering estimators: ``fit(X, y=None, *, parts=None)`` on data split over clients.

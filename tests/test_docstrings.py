@@ -33,6 +33,7 @@ PACKAGES = (
     "fedlib.data",
     "fedlib.privacy",
     "fedlib.utils",
+    "fedlib.audit",
 )
 
 #: numpydoc error codes that mean a missing or broken section.

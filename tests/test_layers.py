@@ -32,6 +32,7 @@ LAYERS = (
     "cluster",
     "secagg",
     "unlearn",
+    "audit",
 )
 
 

@@ -15,6 +15,10 @@ an attacker or an auditor would, for any method of the contract (:mod:`fedlib.ba
   by joblib); every attack reports ROC AUC and TPR at 0.1% and 1% FPR with bootstrap intervals
   (:func:`membership_metrics`, :class:`AttackResult`), and the gap between two attacks on the same
   candidates — the unlearned model against the retrained one — with a paired interval (:func:`auc_gap`).
+- **Exactness** against retraining from scratch: bit for bit where a method's guarantee is coupled to its
+  seeds (:func:`check_bitwise`, :class:`BitwiseCheck`), in distribution by a two-sample test over many seeds
+  (:func:`exactness_test`, :class:`ExactnessTest`), and the distance of an approximate method's model from the
+  retrained one (:func:`model_distance`).
 
 It is fedlib's top layer: it may use every other package, and none uses it.
 """
@@ -28,23 +32,37 @@ from fedlib.audit._attacks import (
     run_shadows,
 )
 from fedlib.audit._canaries import Canaries, mislabeled_canaries, outlier_canaries
+from fedlib.audit._exactness import (
+    N_PERMUTATIONS,
+    BitwiseCheck,
+    ExactnessTest,
+    check_bitwise,
+    exactness_test,
+    model_distance,
+)
 from fedlib.audit._metrics import AttackResult, AUCGap, auc_gap, membership_metrics
 from fedlib.audit._scores import cross_entropy, logit_confidence, nearest_center_distances, nearest_center_scores
 
 __all__ = [
+    "N_PERMUTATIONS",
     "AUCGap",
     "AttackResult",
+    "BitwiseCheck",
     "Canaries",
+    "ExactnessTest",
     "ShadowScores",
     "auc_gap",
     "balanced_masks",
+    "check_bitwise",
     "cross_entropy",
+    "exactness_test",
     "lira_attack",
     "lira_scores",
     "logit_confidence",
     "loss_attack",
     "membership_metrics",
     "mislabeled_canaries",
+    "model_distance",
     "nearest_center_distances",
     "nearest_center_scores",
     "outlier_canaries",

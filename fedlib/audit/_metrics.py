@@ -57,15 +57,38 @@ class AttackResult:
     scores: np.ndarray = field(repr=False)
 
     def resolved(self, fpr: float) -> bool:
-        """Whether ``fpr`` is at least ``1/n_nonmembers``, the resolution of the non-member sample."""
+        """Whether ``fpr`` is at least ``1/n_nonmembers``, the resolution of the non-member sample.
+
+        Parameters
+        ----------
+        fpr : float
+            A false-positive rate.
+
+        Returns
+        -------
+        bool
+            ``True`` if the non-member sample can measure a rate this small.
+        """
         return fpr * self.n_nonmembers >= 1
 
     def at_chance(self) -> bool:
-        """Whether chance (AUC 0.5) lies inside the AUC's interval."""
+        """Whether chance (AUC 0.5) lies inside the AUC's interval.
+
+        Returns
+        -------
+        bool
+            ``True`` if the sample cannot tell the attack from guessing.
+        """
         return self.auc_interval[0] <= 0.5 <= self.auc_interval[1]
 
     def as_row(self) -> dict[str, float | str | int]:
-        """The result as one table row: AUC, its interval, and TPR at each FPR."""
+        """The result as one table row: AUC, its interval, and TPR at each FPR.
+
+        Returns
+        -------
+        dict
+            ``attack``, ``AUC``, ``AUC low``, ``AUC high``, ``TPR at α FPR`` per rate, ``members``, ``non-members``.
+        """
         row: dict[str, float | str | int] = {
             "attack": self.attack,
             "AUC": self.auc,
@@ -217,7 +240,13 @@ class AUCGap:
     confidence: float
 
     def excludes_zero(self) -> bool:
-        """Whether the interval lies wholly above or below zero: a gap the sample resolves."""
+        """Whether the interval lies wholly above or below zero: a gap the sample resolves.
+
+        Returns
+        -------
+        bool
+            ``True`` if zero is outside the interval.
+        """
         return self.interval[0] > 0 or self.interval[1] < 0
 
 

@@ -890,6 +890,10 @@ class AsyncFederatedTrainer(UnlearningMixin, BaseEstimator):
 
     # -- unlearning ---------------------------------------------------------------------------------------------------
 
+    def _model_state(self) -> dict[str, np.ndarray]:
+        check_is_fitted(self, "params_")
+        return {"params": self.params_.copy()}
+
     def _held_clients(self) -> np.ndarray:
         return np.setdiff1d(np.arange(self.n_clients), self.unlearned_)
 

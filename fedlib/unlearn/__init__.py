@@ -14,6 +14,11 @@ These estimators return a :class:`~fedlib.base.UnlearningReport` from ``unlearn`
   updates an asynchronous server stored, the baseline of KNOT (Su & Li 2023); its training is
   :class:`fedlib.learn.AsyncFederatedTrainer`'s, which itself forgets exactly by rolling back the
   forgotten clients' clusters (KNOT, Sec. III).
+- :class:`RapidRetraining` (Liu, Xu, Yuan, Wang and Li, INFOCOM 2022): exact unlearning of clients by
+  retraining FedAvg from the initial model on the remaining clients, with a Newton-type local step
+  preconditioned by the diagonal empirical Fisher information and momentum, for fewer rounds.
+- :class:`FineTuning`: the naive, inexact baseline: drop the clients and continue FedAvg from the
+  current model on the others for a few rounds.
 
 Beside them:
 
@@ -25,8 +30,9 @@ Beside them:
   Requirements 1-4 over random clusterings (:func:`assign_clusters`, Alg. 1) and the retraining costs
   of Remark 1.
 
-:class:`ClusteredUnlearning` and :class:`FedEraser` train models with :mod:`fedlib.learn` (torch, the ``learn``
-extra); they are imported when first used, so the rest of this package works on the core install.
+:class:`ClusteredUnlearning`, :class:`FedEraser`, :class:`RapidRetraining` and :class:`FineTuning` train models
+with :mod:`fedlib.learn` (torch, the ``learn`` extra); they are imported when first used, so the rest of this
+package works on the core install.
 """
 
 import importlib
@@ -67,8 +73,10 @@ __all__ = [
     "ClusteredUnlearning",
     "DCKMeans",
     "FedEraser",
+    "FineTuning",
     "KMeansPlusPlus",
     "ParGenResult",
+    "RapidRetraining",
     "RequirementRisk",
     "Retrain",
     "VoteResult",
@@ -102,6 +110,8 @@ __all__ = [
 _NEEDS_TORCH = {
     "ClusteredUnlearning": "_clustered",
     "FedEraser": "_federaser",
+    "FineTuning": "_finetuning",
+    "RapidRetraining": "_rapid",
 }
 
 

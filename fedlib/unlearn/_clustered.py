@@ -558,6 +558,19 @@ class ClusteredUnlearning(UnlearningMixin, BaseEstimator):
 
     # -- unlearning ---------------------------------------------------------------------------------------------------
 
+    def _model_state(self) -> dict[str, np.ndarray]:
+        check_is_fitted(self, "trainers_")
+        return {f"cluster {i}": t.params_.copy() for i, t in enumerate(self.trainers_)}
+
+    def _retrained_state(self) -> dict[str, np.ndarray]:
+        """Every cluster trained from scratch (:meth:`fresh_trainer`) for the rounds its model has run.
+
+        A retrained cluster must equal it bit for bit (its current clients, its generation's seed), and so must
+        every other cluster (its first training): SISA's exact unlearning, checked on the whole vote.
+        """
+        check_is_fitted(self, "trainers_")
+        return {f"cluster {i}": self.fresh_trainer(i).run(t.round_).params_ for i, t in enumerate(self.trainers_)}
+
     def _held_clients(self) -> NDArrayInt:
         return np.setdiff1d(np.arange(self.n_clients, dtype=np.int64), np.asarray(self.unlearned_, dtype=np.int64))
 

@@ -54,7 +54,11 @@ class DCKMeans(UnlearningMixin, FederatedClusteringMixin, FederatedClusterer):
 
     Notes
     -----
-    Used in :doc:`/notebooks/mufc/training` and :doc:`/notebooks/mufc/unlearning`.
+    Exact in distribution, not bit for bit: a leaf (and the root) is refitted
+    from its stream as earlier fits left it, so no retraining from scratch with
+    the same ``random_state`` reproduces it (test it with
+    ``fedlib.audit.exactness_test``). Used in :doc:`/notebooks/mufc/training`
+    and :doc:`/notebooks/mufc/unlearning`.
 
     References
     ----------
@@ -136,6 +140,12 @@ class DCKMeans(UnlearningMixin, FederatedClusteringMixin, FederatedClusterer):
         root = KMeans(min(self._k, len(pool)), n_init=self._root_n_init, random_state=self._streams[-1]).fit(pool)
         self.server_centers_ = root.cluster_centers_
         return time.perf_counter() - start
+
+    def _model_state(self) -> dict[str, np.ndarray]:
+        check_is_fitted(self, "server_centers_")
+        state = {f"leaf {c} centers": leaf[0].copy() for c, leaf in enumerate(self._leaf) if leaf is not None}
+        state["server centers"] = self.server_centers_.copy()
+        return state
 
     def _held_samples(self) -> NDArrayInt:
         return np.concatenate([ids for ids, leaf in zip(self._ids, self._leaf, strict=True) if leaf is not None])

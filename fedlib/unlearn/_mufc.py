@@ -154,8 +154,14 @@ class MUFC(UnlearningMixin, FederatedClusteringMixin, FederatedClusterer):
     -----
     A removal that hits no seed costs ``O(R log n + R K)`` at the client, as
     MUFC Theorem 5.4 states: ids are found by binary search and removed rows
-    are only masked. Used in :doc:`/notebooks/mufc/training` and
-    :doc:`/notebooks/mufc/unlearning`.
+    are only masked. The clients' models equal bit for bit K-means++ rerun on
+    the remaining rows with their race keys (``fedlib.audit.check_bitwise``), and
+    so does the aggregate q when the last request aggregated and ``gamma`` is
+    given: the default ``1 / sqrt(n)`` was computed with the forgotten rows, and
+    retraining on fewer rows quantizes with a larger step (the server model then
+    differs from retraining's even in distribution). The server's centres equal
+    retraining in distribution only. Used in
+    :doc:`/notebooks/mufc/training` and :doc:`/notebooks/mufc/unlearning`.
 
     References
     ----------
@@ -287,10 +293,11 @@ class MUFC(UnlearningMixin, FederatedClusteringMixin, FederatedClusterer):
         )
         return self
 
-    def _client_model(self, ids, Xl, keys, seeds) -> _ClientState:
+    def _client_model(self, ids, Xl, keys, seeds, grid: UniformGrid | None = None) -> _ClientState:
         """Local centres (seeds, or Lloyd from them), local clusters, and their bins (Alg. 1, lines 2-4)."""
+        grid = self.grid_ if grid is None else grid
         centers, labels = local_clusters(Xl, seeds, lloyd=bool(self.client_lloyd))
-        cells = self.grid_.cells(np.clip(centers, *self._grid_box()))
+        cells = grid.cells(np.clip(centers, *self._grid_box(grid)))
         return _ClientState(
             ids=ids,
             index=IdIndex(ids),
@@ -302,14 +309,15 @@ class MUFC(UnlearningMixin, FederatedClusteringMixin, FederatedClusterer):
             centers=centers,
             labels=labels,
             cells=cells,
-            bins=self.grid_.flat_index(cells),
+            bins=grid.flat_index(cells),
             samples=np.empty(0),
         )
 
-    def _grid_box(self) -> tuple[NDArrayFloat, NDArrayFloat]:
+    def _grid_box(self, grid: UniformGrid | None = None) -> tuple[NDArrayFloat, NDArrayFloat]:
         """Bounds of the grid, for Lloyd centres (means stay inside the data's bounding box anyway)."""
-        lo = (self.grid_.offset - 0.5) * self.grid_.gamma
-        hi = (self.grid_.offset + np.asarray(self.grid_.shape) - 0.5) * self.grid_.gamma
+        grid = self.grid_ if grid is None else grid
+        lo = (grid.offset - 0.5) * grid.gamma
+        hi = (grid.offset + np.asarray(grid.shape) - 0.5) * grid.gamma
         return lo, hi
 
     def _generate_samples(self, state: _ClientState) -> None:
@@ -448,6 +456,47 @@ class MUFC(UnlearningMixin, FederatedClusteringMixin, FederatedClusterer):
         return kmeans_objective(X, self.server_centers_, labels=labels)
 
     # -------------------------------------------------------------- unlearning
+    def _model_state(self) -> dict[str, np.ndarray]:
+        check_is_fitted(self, "server_centers_")
+        state = {}
+        for client, c in enumerate(self._clients):
+            if c is not None:
+                state[f"client {client} seeds"] = c.ids[c.seeds]
+                state[f"client {client} centers"] = c.centers.copy()
+        state.update(_aggregate_arrays(self.counts_, self.grid_))
+        state["server centers"] = self.server_centers_.copy()
+        return state
+
+    def _retrained_state(self) -> dict[str, np.ndarray]:
+        """MUFC Alg. 1 on the remaining rows, up to the server: each client's race keys, a grid of their own.
+
+        Each client's K-means++ is rerun on its remaining rows with their race keys (MUFC Alg. 3 and Lemma
+        5.1 make its model after removals equal this bit for bit), and the aggregate q is counted on the grid
+        retraining builds: ``gamma`` (``1 / sqrt(n)`` of the remaining ``n`` when ``None``) over their range,
+        cells given as absolute coordinates ``rint(x / gamma)``. The server's centres are left out: its refits
+        draw from its stream as earlier refits left it (and the uniform samples of clients not re-seeded were
+        drawn before), so they can equal retraining in distribution only.
+        """
+        check_is_fitted(self, "server_centers_")
+        active = [(client, c) for client, c in enumerate(self._clients) if c is not None]
+        X_all = np.vstack([c.X[c.alive] for _, c in active])
+        if self.gamma is None:
+            gamma = 1.0 / np.sqrt(X_all.shape[0])
+        else:
+            gamma = check_scalar(self.gamma, "gamma", "real", min_val=0.0, include_min=False)
+        grid = UniformGrid.from_data(X_all, gamma)
+        state, total = {}, Counter()
+        for client, c in active:
+            X_rest, keys_rest = c.X[c.alive], c.keys[c.alive]
+            k = min(self._k, X_rest.shape[0])
+            seeds = kmeans_plusplus_indices(X_rest, k, np.ones(len(X_rest)), 0, race_keys=keys_rest[:, :k])
+            model = self._client_model(c.ids[c.alive], X_rest, keys_rest, seeds, grid)
+            state[f"client {client} seeds"] = model.ids[seeds]
+            state[f"client {client} centers"] = model.centers
+            total.update(model.counts())
+        state.update(_aggregate_arrays(dict(total), grid))
+        return state
+
     def _held_samples(self) -> NDArrayInt:
         return np.concatenate([c.ids[c.alive] for c in self._clients if c is not None])
 
@@ -565,3 +614,12 @@ class MUFC(UnlearningMixin, FederatedClusteringMixin, FederatedClusterer):
         if state is None:
             raise ValueError(f"client {client} was already removed.")
         return state
+
+
+def _aggregate_arrays(counts: dict[int, int], grid: UniformGrid) -> dict[str, np.ndarray]:
+    """The aggregate q as arrays: its occupied cells as absolute coordinates ``rint(x / γ)``, sorted, and counts."""
+    bins = list(counts)
+    cells = grid.cells_of(bins) + grid.offset
+    order = np.lexsort(cells.T[::-1])
+    values = np.array([counts[j] for j in bins], dtype=np.int64)
+    return {"aggregate cells": cells[order], "aggregate counts": values[order]}

@@ -117,6 +117,21 @@ class Retrain(UnlearningMixin, BaseEstimator):
         )  # fmt: skip
         return UnlearningReport(server_refit=True, **times, **fields)
 
+    def _model_state(self) -> dict[str, np.ndarray]:
+        check_is_fitted(self, "estimator_")
+        return _state_of(self.estimator_)
+
+    def _retrained_state(self) -> dict[str, np.ndarray]:
+        """A fresh clone of ``estimator`` fitted on the rows still held: what every request does, so it must agree."""
+        check_is_fitted(self, "estimator_")
+        params = self.estimator.get_params(deep=True) if hasattr(self.estimator, "get_params") else {}
+        if any(v is None for n, v in params.items() if n == "random_state" or n.endswith("__random_state")):
+            raise NotImplementedError(
+                "Retrain of an estimator with random_state=None draws fresh entropy at every refit: there is no "
+                "randomness to couple a retraining to; pass an int."
+            )
+        return _state_of(self._refit()[0])
+
     def _held_samples(self) -> NDArrayInt:
         return self._ids
 
@@ -159,3 +174,10 @@ class Retrain(UnlearningMixin, BaseEstimator):
         """
         check_is_fitted(self, "estimator_")
         return self.estimator_.predict(X)
+
+
+def _state_of(model) -> dict[str, np.ndarray]:
+    """A fitted estimator's arrays: its ``_model_state`` for a method that forgets, else its fitted array attributes."""
+    if isinstance(model, UnlearningMixin):
+        return model._model_state()
+    return UnlearningMixin._model_state(model)

@@ -70,7 +70,9 @@ class KMeansPlusPlus(UnlearningMixin, BaseEstimator):
     new draws; a single random removal hits a seed with probability K/n (MUFC
     Lemma F.1). Each request's report has ``details["reseeded"]`` and
     ``details["n_kept_prefix"]`` (K when no seed was forgotten). MUFC's clients
-    run this kernel (:class:`MUFC`). Used in :doc:`/notebooks/mufc/unlearning`.
+    run this kernel (:class:`MUFC`). With race keys, ``fedlib.audit.check_bitwise``
+    compares the seeds with K-means++ rerun on the remaining rows and keys. Used in
+    :doc:`/notebooks/mufc/unlearning`.
 
     References
     ----------
@@ -149,6 +151,26 @@ class KMeansPlusPlus(UnlearningMixin, BaseEstimator):
     def _publish(self) -> None:
         self.seed_indices_ = self._ids[self._seeds]
         self.cluster_centers_ = self._X[self._seeds].copy()
+
+    def _model_state(self) -> dict[str, np.ndarray]:
+        return {"seed_indices": self.seed_indices_.copy(), "cluster_centers": self.cluster_centers_.copy()}
+
+    def _retrained_state(self) -> dict[str, np.ndarray]:
+        """K-means++ rerun on the rows still held with their race keys (MUFC Lemma 5.1, bit for bit)."""
+        if self._keys is None:
+            raise NotImplementedError(
+                "KMeansPlusPlus(race_keys=False) redraws from its advancing stream: exact in distribution only, "
+                "with no bitwise coupling to retraining (race_keys=True gives one)."
+            )
+        seeds = kmeans_plusplus_indices(
+            self._X,
+            self._seeds.size,
+            self._weights,
+            0,  # unused with race keys
+            x_squared_norms=row_norms_squared(self._X),
+            race_keys=self._keys,
+        )
+        return {"seed_indices": self._ids[seeds], "cluster_centers": self._X[seeds].copy()}
 
     def _held_samples(self) -> NDArrayInt:
         return self._ids

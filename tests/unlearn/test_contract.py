@@ -22,7 +22,16 @@ from fedlib.cluster import KMeans
 from fedlib.data import make_blobs
 from fedlib.exceptions import UnlearningRequestError
 from fedlib.learn import AsyncFederatedTrainer, LocalSGD
-from fedlib.unlearn import MUFC, ClusteredUnlearning, DCKMeans, FedEraser, KMeansPlusPlus, Retrain
+from fedlib.unlearn import (
+    MUFC,
+    ClusteredUnlearning,
+    DCKMeans,
+    FedEraser,
+    FineTuning,
+    KMeansPlusPlus,
+    RapidRetraining,
+    Retrain,
+)
 
 X_SMALL, _ = make_blobs((24, 24, 24), 2, cluster_std=0.05, random_state=0)
 PARTS = [np.arange(0, 24), np.arange(24, 48), np.arange(48, 72)]
@@ -45,6 +54,9 @@ TASK = dict(X=X_TASK, y=Y_TASK, parts=CLIENTS)
 #: The asynchronous methods: local training, and fit's simulated times, four clusters and twelve aggregations.
 ASYNC_LOCAL = LocalSGD(lr=0.1, batch_size=5)
 ASYNC_FIT = dict(training_times=np.linspace(1.0, 4.0, 24), cluster_labels=np.arange(24) % 4, rounds=12)
+
+#: The FedAvg baselines (rapid retraining, fine-tuning): local training of every round.
+SYNC_LOCAL = LocalSGD(lr=0.1, batch_size=5)
 
 
 @dataclass(frozen=True)
@@ -100,6 +112,18 @@ CASES = [
         lambda seed: FedEraser("softmax", concurrency=8, buffer=4, local=ASYNC_LOCAL, random_state=seed),
         **TASK,
         fit_options=ASYNC_FIT,
+    ),
+    Case(
+        "RapidRetraining",
+        lambda seed: RapidRetraining(
+            "softmax", rounds=2, unlearning_rounds=1, local=SYNC_LOCAL, lr=0.1, random_state=seed
+        ),
+        **TASK,
+    ),
+    Case(
+        "FineTuning",
+        lambda seed: FineTuning("softmax", rounds=2, unlearning_rounds=1, local=SYNC_LOCAL, random_state=seed),
+        **TASK,
     ),
 ]
 
