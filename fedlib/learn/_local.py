@@ -13,7 +13,7 @@ Two paths compute the same thing up to float rounding:
 - ``"vmap"``: ``torch.func.vmap(grad(loss))`` over a stack of client
   parameter vectors steps every client at once; clients with fewer batches
   than the others sit out the extra steps (masked exactly), and short batches
-  are padded with zero-weight examples.
+  are padded with zero-weight copies of their own rows (never another client's).
 - ``"loop"``: one client after another, with ``torch.func.grad`` on the same loss.
 
 Many small clients (the book's 200 clients × 40 images) run several times faster
@@ -435,13 +435,15 @@ def _train_vmap(model, layout, P, X, y, orders, config: LocalSGD) -> None:
         rows = np.full((n, width), -1, dtype=np.int64)
         for c in range(n):
             rows[c, : sizes[c]] = orders[c][e]
+        # a short client's padding repeats one of its own rows (weight 0), never another client's
+        pad = torch.from_numpy(np.array([orders[c][e][0] if sizes[c] else 0 for c in range(n)], dtype=np.int64))
         for b in range(0, width, B):
             idx = rows[:, b : b + B]
             valid = idx >= 0
             counts = valid.sum(axis=1)
             k = int(counts.max())
             idx, valid = idx[:, :k], valid[:, :k]
-            idx_t = torch.from_numpy(np.where(valid, idx, 0))
+            idx_t = torch.where(torch.from_numpy(valid), torch.from_numpy(idx), pad[:, None])
             w = torch.from_numpy(valid.astype(np.float32))
             count = torch.from_numpy(np.maximum(counts, 1).astype(np.float32))
             grads = step(views, X[idx_t], y[idx_t], w, count)

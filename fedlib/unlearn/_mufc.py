@@ -86,7 +86,11 @@ class MUFC(UnlearningMixin, FederatedClusteringMixin, FederatedClusterer):
         K, at the clients and at the server (MUFC App. M.2). A client with
         fewer than K points seeds all of them, and ``fit`` warns.
     gamma : float or None, default=None
-        Quantization step γ; ``None`` gives MUFC's default ``1 / sqrt(n)`` (MUFC Fig. 3).
+        Quantization step γ; ``None`` gives MUFC's default ``1 / sqrt(n)`` (MUFC Fig. 3), computed from the
+        ``n`` rows given to :meth:`fit`. Forgetting keeps the grid, so with ``None`` the model after a request
+        is not the one retraining gives (retraining on fewer rows takes a larger step) and the report says
+        ``exact=False``; pass a fixed γ (e.g. ``1 / sqrt(n)`` of a public bound on ``n``, which MUFC Thm 4.1
+        allows) for exact unlearning.
     client_lloyd : bool, default=False
         Full client K-means (MUFC Table 2). Every removal then retrains the client.
     server_data : {"uniform", "weighted_centers"}, default="uniform"
@@ -565,14 +569,28 @@ class MUFC(UnlearningMixin, FederatedClusteringMixin, FederatedClusterer):
             aggregation_seconds=aggregation_seconds,
             server_seconds=server_seconds,
             bytes_sent=self._round_bytes() if aggregated else 0,
-            exact=aggregated,
-            details={"left": tuple(sorted(gone - set(clients.tolist())))},
+            exact=aggregated and self.gamma is not None,
+            details={"left": tuple(sorted(gone - set(clients.tolist()))), **self._step_note()},
         )
 
+    def _step_note(self) -> dict[str, str]:
+        """Why a request is not exact when the grid step came from the data (``gamma=None``)."""
+        if self.gamma is not None:
+            return {}
+        return {
+            "note": f"the grid step 1/sqrt(n) = {self.grid_.gamma:.6g} was fixed at fit from every row; retraining "
+            "on the remaining rows would take a larger step, so the model is not exactly retraining's: pass gamma"
+        }
+
     def _round_bytes(self) -> int:
-        """Bytes the active clients upload in one secure aggregation (0 in plaintext mode)."""
+        """Bytes the active clients upload in one aggregation.
+
+        SCMA: every client's message of ``message_bits``. Plaintext: every client's nonzero bins, each an index
+        below ``grid_.n_bins`` in the fewest whole bytes and a 64-bit count.
+        """
         if self.scma_params_ is None:
-            return 0
+            index_bytes = -(-max(int(self.grid_.n_bins) - 1, 1).bit_length() // 8)
+            return sum(len(c.counts()) * (index_bytes + 8) for c in self._clients if c is not None)
         active = sum(state is not None for state in self._clients)
         return active * -(-self.scma_params_.message_bits // 8)
 

@@ -323,3 +323,20 @@ def test_read_only_features_are_copied_once_and_train_alike():
     shared = _local._as_features(X)
     shared[0, 0] = 42.0
     assert X[0, 0] == 42.0  # a writable float32 array is shared, not copied
+
+
+def test_vmap_padding_never_reads_another_clients_rows():
+    """Short batches are padded with the client's own rows (weight 0): poisoning every row of another client, even
+    row 0, changes nothing for the others."""
+    rng = np.random.default_rng(0)
+    X = rng.random((40, 5), dtype=np.float32)
+    y = rng.integers(0, 3, 40)
+    clients = [np.arange(0, 7), np.arange(7, 20), np.arange(20, 40)]  # ragged: short batches everywhere
+    model = make_model("softmax", 3, random_state=0, input_shape=(5,))
+    start = get_flat(model)
+    config = LocalSGD(lr=0.1, batch_size=4, epochs=2)
+    clean = train_clients(model, start, X, y, clients[1:], config=config, method="vmap", random_state=1)
+    X_poisoned = X.copy()
+    X_poisoned[clients[0]] = np.nan
+    poisoned = train_clients(model, start, X_poisoned, y, clients[1:], config=config, method="vmap", random_state=1)
+    np.testing.assert_array_equal(clean.params, poisoned.params)

@@ -17,6 +17,10 @@ from fedlib.unlearn import MUFC
 K = 4
 
 
+#: A grid step fixed in advance: forgetting is then exact (with ``gamma=None`` the step depends on the rows).
+GAMMA = 0.05
+
+
 @pytest.fixture(scope="module")
 def problem():
     X, y = make_blobs((300, 120, 60, 20), 3, cluster_std=0.08, random_state=0)
@@ -98,7 +102,7 @@ def test_client_seeds_after_removals_equal_reseeding_the_remaining_data(problem,
 def test_lazy_keeps_server_centres_when_no_seed_is_removed_and_strict_refits(problem):
     X, parts = problem
     for mode, expect_refit in (("lazy", False), ("strict", True)):
-        model = MUFC(K, aggregation="plaintext", server_update=mode, random_state=1).fit(X, parts=parts)
+        model = MUFC(K, gamma=GAMMA, aggregation="plaintext", server_update=mode, random_state=1).fit(X, parts=parts)
         seeds = set(seed_ids(model, X, 0))
         victim = next(int(i) for i in model.client_ids(0) if int(i) not in seeds)
         before = model.server_centers_.copy()
@@ -113,7 +117,7 @@ def test_lazy_keeps_server_centres_when_no_seed_is_removed_and_strict_refits(pro
 
 def test_removing_a_seed_reseeds_the_client_and_refits(problem):
     X, parts = problem
-    model = MUFC(K, aggregation="plaintext", random_state=2).fit(X, parts=parts)
+    model = MUFC(K, gamma=GAMMA, aggregation="plaintext", random_state=2).fit(X, parts=parts)
     victim = seed_ids(model, X, 1)[0]
     report = model.unlearn([victim])
     assert isinstance(report, UnlearningReport)
@@ -123,7 +127,7 @@ def test_removing_a_seed_reseeds_the_client_and_refits(problem):
 
 def test_unlearning_clients_drops_their_counts(problem):
     X, parts = problem
-    model = MUFC(K, aggregation="scma", random_state=2).fit(X, parts=parts)
+    model = MUFC(K, gamma=GAMMA, aggregation="scma", random_state=2).fit(X, parts=parts)
     report = model.unlearn(clients=[3, 0])
     assert report.forgotten_clients == (0, 3) and report.forgotten_samples == () and report.details["left"] == ()
     assert report.clients_retrained == () and report.client_seconds == 0.0  # a client that leaves computes nothing
@@ -162,8 +166,8 @@ def test_one_request_may_span_several_clients(problem):
 def test_a_request_taking_a_clients_last_rows_removes_the_client(problem):
     """Forgetting every row a client holds forgets the client (q^(l) <- 0): ``details["left"]`` names it."""
     X, parts = problem
-    model = MUFC(K, aggregation="plaintext", random_state=2).fit(X, parts=parts)
-    whole = MUFC(K, aggregation="plaintext", random_state=2).fit(X, parts=parts)
+    model = MUFC(K, gamma=GAMMA, aggregation="plaintext", random_state=2).fit(X, parts=parts)
+    whole = MUFC(K, gamma=GAMMA, aggregation="plaintext", random_state=2).fit(X, parts=parts)
     other = int(parts[1][0])
     request = np.append(parts[4], other)
     report = model.unlearn(request)
@@ -296,3 +300,25 @@ def test_fit_warns_once_about_clients_with_fewer_points_than_k():
         model = MUFC(3, aggregation="plaintext", random_state=0).fit(X, parts=parts)
     assert len(record) == 1
     assert len(model.client_centers_[0]) == 2
+
+
+def test_a_step_computed_from_the_rows_makes_forgetting_inexact_and_says_why(problem):
+    """With ``gamma=None`` the grid step is 1/sqrt(n) of the rows given to fit; retraining on fewer rows takes a
+    larger step, so the report must not claim exactness; a fixed step gives the same model and an exact report."""
+    X, parts = problem
+    default = MUFC(K, aggregation="plaintext", random_state=2).fit(X, parts=parts)
+    fixed = MUFC(K, gamma=1 / np.sqrt(len(X)), aggregation="plaintext", random_state=2).fit(X, parts=parts)
+    np.testing.assert_array_equal(default.server_centers_, fixed.server_centers_)
+    report, exact = default.unlearn(clients=[2]), fixed.unlearn(clients=[2])
+    assert not report.exact and "pass gamma" in report.details["note"]
+    assert exact.exact and "note" not in exact.details
+
+
+def test_plaintext_rounds_count_the_bins_the_clients_send(problem):
+    """In the clear each client sends its nonzero bins: an index of the grid and a 64-bit count each."""
+    X, parts = problem
+    model = MUFC(K, gamma=GAMMA, aggregation="plaintext", random_state=2).fit(X, parts=parts)
+    per_bin = -(-(int(model.grid_.n_bins) - 1).bit_length() // 8) + 8
+    sent = [len(q) * per_bin for q in model.client_counts_]
+    assert model.fit_report_.bytes_sent == sum(sent) > 0
+    assert model.unlearn(clients=[1]).bytes_sent == sum(sent) - sent[1]
