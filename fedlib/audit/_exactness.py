@@ -93,7 +93,7 @@ class BitwiseCheck:
         }
 
 
-def check_bitwise(estimator) -> BitwiseCheck:
+def check_bitwise(estimator, *, clients=None, samples=None) -> BitwiseCheck:
     """Compare a fitted method that forgets with the retraining from scratch its guarantee is coupled to.
 
     Exact unlearning (Ginart et al. 2019; MUFC Sec. 3) with the randomness shared: every array of the method's
@@ -101,10 +101,17 @@ def check_bitwise(estimator) -> BitwiseCheck:
     Alg. 3 and Lemma 5.1; a cluster of Liu et al. trained again by its ``fresh_trainer``) must equal the array
     of the same name in the model (``_model_state``).
 
+    The retraining is computed from what the model says it still holds. An auditor who knows what was asked to be
+    forgotten passes it as ``clients`` and ``samples``: a model that still holds any of it differs
+    (``"still holds forgotten clients"`` / ``"... samples"`` in :attr:`BitwiseCheck.differing`), whatever its
+    arrays, so that a method whose ``unlearn`` only reports cannot pass.
+
     Parameters
     ----------
     estimator : UnlearningMixin
         A fitted method that forgets, usually after some requests.
+    clients, samples : array-like of int, optional
+        What the requests asked to forget, as given to ``unlearn``.
 
     Returns
     -------
@@ -134,6 +141,8 @@ def check_bitwise(estimator) -> BitwiseCheck:
     >>> seeding.cluster_centers_[2] += 1e-12  # a model that is not the retrained one
     >>> check_bitwise(seeding).differing
     ('cluster_centers',)
+    >>> check_bitwise(KMeansPlusPlus(3, random_state=0).fit(X), samples=[1]).differing  # never asked to forget
+    ('still holds forgotten samples',)
     """
     if not isinstance(estimator, UnlearningMixin):
         raise TypeError(f"check_bitwise needs a method that forgets (fedlib.base.UnlearningMixin), not {estimator!r}.")
@@ -141,6 +150,11 @@ def check_bitwise(estimator) -> BitwiseCheck:
     retrained = estimator._retrained_state()
     model = estimator._model_state()
     differing, worst = [], 0.0
+    asked_for = (("clients", clients, estimator._held_clients), ("samples", samples, estimator._held_samples))
+    for kind, asked, held in asked_for:
+        if asked is not None and np.isin(np.asarray(asked, dtype=np.int64), held()).any():
+            differing.append(f"still holds forgotten {kind}")
+            worst = np.inf
     for name, expected in retrained.items():
         difference = _max_abs_difference(model[name], expected) if name in model else np.inf
         worst = max(worst, difference)

@@ -214,8 +214,27 @@ def test_clustered_unlearning_is_every_cluster_trained_from_scratch(secure):
     fu._X[np.concatenate([fu.parts_[u] for u in gone])] = np.nan
     check = check_bitwise(fu)
     assert check.identical and check.n_arrays == 3, str(check)
+    assert check_bitwise(fu, clients=gone).identical
     fu.trainers_[0].params_[0] += 1e-6  # a cluster no request touched
     assert check_bitwise(fu).differing == ("cluster 0",)
+
+
+class _ReportsOnly(ClusteredUnlearning):
+    """Forgets nothing: its ``unlearn`` only writes a report (what an audit must catch)."""
+
+    def _unlearn(self, samples, clients, **options):
+        return UnlearningReport(forgotten_clients=tuple(clients.tolist()))
+
+
+def test_a_method_that_only_reports_is_caught_when_the_auditor_names_the_request():
+    """The retraining is computed from what the model says it holds: without the request the check cannot see
+    that nothing was forgotten; with it, it can."""
+    X, y, clients = _softmax_task()
+    fu = _ReportsOnly("softmax", cluster_size=8, rounds=2, secure=False, random_state=3).fit(X, y, parts=clients)
+    fu.unlearn(clients=[5])
+    assert check_bitwise(fu).identical  # the bookkeeping agrees with itself
+    check = check_bitwise(fu, clients=[5])
+    assert not check.identical and check.differing == ("still holds forgotten clients",)
 
 
 # ------------------------------------------------------------------------------------------------ distances
