@@ -38,6 +38,8 @@ class AttackResult:
         The intervals' level.
     scores : ndarray of float64, shape (n_members + n_nonmembers,)
         The attack's membership scores (higher: more likely a member), members first.
+    groups : ndarray of int64 or None, default=None
+        The model (run) of each score, in the order of :attr:`scores`, when the intervals resampled whole runs.
 
     Notes
     -----
@@ -55,6 +57,7 @@ class AttackResult:
     n_nonmembers: int
     confidence: float
     scores: np.ndarray = field(repr=False)
+    groups: np.ndarray | None = field(default=None, repr=False)
 
     def resolved(self, fpr: float) -> bool:
         """Whether ``fpr`` is at least ``1/n_nonmembers``, the resolution of the non-member sample.
@@ -101,6 +104,34 @@ class AttackResult:
         return row
 
 
+def _by_group(members: np.ndarray, others: np.ndarray, g_in: np.ndarray, g_out: np.ndarray):
+    """Each run's members and non-members as rows of two arrays (runs of equal sizes), or None."""
+    labels = np.unique(np.concatenate([g_in, g_out]))
+    counts_in = np.array([(g_in == g).sum() for g in labels])
+    counts_out = np.array([(g_out == g).sum() for g in labels])
+    if (counts_in == 0).any() or (counts_out == 0).any():
+        raise ValueError("with groups, every run must score members and non-members.")
+    if len(set(counts_in)) > 1 or len(set(counts_out)) > 1:
+        raise ValueError(
+            "with groups, every run must score as many members (and non-members) as the others; "
+            f"got {sorted(set(counts_in.tolist()))} members and {sorted(set(counts_out.tolist()))} non-members."
+        )
+    order_in, order_out = np.argsort(g_in, kind="stable"), np.argsort(g_out, kind="stable")
+    return members[order_in].reshape(labels.size, -1), others[order_out].reshape(labels.size, -1)
+
+
+def _resample(members, others, groups, n_bootstrap: int, rng: np.random.Generator, extra=()):
+    """Bootstrap samples of (members, others) for each array pair: candidates within strata, or whole runs."""
+    pairs = [(members, others), *extra]
+    if groups is None:
+        pick_in = rng.integers(0, members.size, (n_bootstrap, members.size))
+        pick_out = rng.integers(0, others.size, (n_bootstrap, others.size))
+        return [(m[pick_in], o[pick_out]) for m, o in pairs]
+    n_runs = groups[0][0].shape[0]
+    pick = rng.integers(0, n_runs, (n_bootstrap, n_runs))
+    return [(m[pick].reshape(n_bootstrap, -1), o[pick].reshape(n_bootstrap, -1)) for m, o in groups]
+
+
 def _split(scores, is_member) -> tuple[np.ndarray, np.ndarray]:
     scores = np.asarray(scores, dtype=np.float64).ravel()
     is_member = np.asarray(is_member).ravel()
@@ -143,6 +174,7 @@ def membership_metrics(
     fprs=DEFAULT_FPRS,
     n_bootstrap: int = 1000,
     confidence: float = 0.95,
+    groups=None,
     random_state: SeedLike = None,
 ) -> AttackResult:
     """ROC AUC and TPR at low FPR of a membership score, with stratified bootstrap intervals.
@@ -166,6 +198,11 @@ def membership_metrics(
         as their own intervals.
     confidence : float, default=0.95
         Level of the percentile intervals.
+    groups : array-like of int, shape (n,), optional
+        The model (target run) each score comes from, when several runs are pooled into one ROC curve. The
+        bootstrap then resamples whole runs, so that the intervals also cover how much one run's model differs
+        from another's (candidates of one run share its model, and resampling them alone leaves that out).
+        Every run must score as many members, and as many non-members, as the others.
     random_state : int, numpy.random.Generator, numpy.random.SeedSequence or None, default=None
         Draws the resamples.
 
@@ -177,7 +214,8 @@ def membership_metrics(
     Raises
     ------
     ValueError
-        For scores that are not finite, lengths that differ, or a sample without members or non-members.
+        For scores that are not finite, lengths that differ, a sample without members or non-members, or runs
+        of unequal sizes.
     TypeError
         For an ``is_member`` that is not boolean.
 
@@ -193,6 +231,13 @@ def membership_metrics(
     True
     """
     members, others = _split(scores, is_member)
+    truth = np.asarray(is_member).ravel()
+    by_run = None
+    if groups is not None:
+        groups = np.asarray(groups).ravel()
+        if groups.shape != truth.shape or not np.issubdtype(groups.dtype, np.integer):
+            raise ValueError(f"groups must hold {truth.size} integer run ids, one per score.")
+        by_run = _by_group(members, others, groups[truth], groups[~truth])
     n_bootstrap = check_scalar(n_bootstrap, "n_bootstrap", "int", min_val=0)
     confidence = check_scalar(confidence, "confidence", "real", min_val=0.0, max_val=1.0, include_min=False)
     fprs = tuple(float(check_scalar(a, "fpr", "real", min_val=0.0, max_val=1.0, include_min=False)) for a in fprs)
@@ -202,8 +247,7 @@ def membership_metrics(
         auc_interval, tpr_intervals = (auc, auc), {a: (v, v) for a, v in tpr.items()}
     else:
         rng = check_random_state(random_state)
-        boot_in = members[rng.integers(0, members.size, (n_bootstrap, members.size))]
-        boot_out = others[rng.integers(0, others.size, (n_bootstrap, others.size))]
+        [(boot_in, boot_out)] = _resample(members, others, None if by_run is None else [by_run], n_bootstrap, rng)
         tail = 100 * (1 - confidence) / 2
         q = (tail, 100 - tail)
         auc_interval = tuple(float(v) for v in np.percentile(_auc(boot_in, boot_out), q))
@@ -218,6 +262,7 @@ def membership_metrics(
         n_nonmembers=int(others.size),
         confidence=float(confidence),
         scores=np.concatenate([members, others]),
+        groups=None if groups is None else np.concatenate([groups[truth], groups[~truth]]).astype(np.int64),
     )
 
 
@@ -264,7 +309,9 @@ def auc_gap(
     in a model retrained without the data (``b``)? Both results must score the same candidates with the same
     membership labels (as :func:`membership_metrics` stores them, members first); the bootstrap resamples the
     candidates once for both, so the interval accounts for their correlation (it is much narrower than the two
-    AUC intervals side by side when the models agree).
+    AUC intervals side by side when the models agree). When both were computed with the same ``groups`` (several
+    runs pooled), whole runs are resampled, so that the interval also covers the run-to-run variation of the
+    models; with a single run it covers only which candidates were drawn, not the training's randomness.
 
     Parameters
     ----------
@@ -285,7 +332,7 @@ def auc_gap(
     Raises
     ------
     ValueError
-        If the two results have different numbers of members or non-members.
+        If the two results have different numbers of members or non-members, or different groups.
 
     Examples
     --------
@@ -304,11 +351,17 @@ def auc_gap(
         )
     n_bootstrap = check_scalar(n_bootstrap, "n_bootstrap", "int", min_val=1)
     confidence = check_scalar(confidence, "confidence", "real", min_val=0.0, max_val=1.0, include_min=False)
+    if (a.groups is None) != (b.groups is None) or (a.groups is not None and not np.array_equal(a.groups, b.groups)):
+        raise ValueError("the attacks were computed with different groups (runs); give both the same, or neither.")
     m = a.n_members
     rng = check_random_state(random_state)
-    pick_in = rng.integers(0, m, (n_bootstrap, m))
-    pick_out = m + rng.integers(0, a.n_nonmembers, (n_bootstrap, a.n_nonmembers))
-    gaps = _auc(a.scores[pick_in], a.scores[pick_out]) - _auc(b.scores[pick_in], b.scores[pick_out])
+    split = [(r.scores[:m], r.scores[m:]) for r in (a, b)]
+    runs = None
+    if a.groups is not None:
+        g_in, g_out = a.groups[:m], a.groups[m:]
+        runs = [_by_group(*pair, g_in, g_out) for pair in split]
+    (in_a, out_a), (in_b, out_b) = _resample(*split[0], runs, n_bootstrap, rng, extra=split[1:])
+    gaps = _auc(in_a, out_a) - _auc(in_b, out_b)
     tail = 100 * (1 - confidence) / 2
     low, high = np.percentile(gaps, (tail, 100 - tail))
     return AUCGap(a.auc - b.auc, (float(low), float(high)), float(confidence))

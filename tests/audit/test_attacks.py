@@ -300,3 +300,36 @@ def test_auc_gap_is_paired_and_sees_a_real_difference():
     assert gap.gap == pytest.approx(leaky.auc - retrained.auc)
     with pytest.raises(ValueError, match="different samples"):
         auc_gap(leaky, membership_metrics(base[:200], truth[100:], n_bootstrap=0))
+
+
+def test_groups_resample_whole_runs_and_widen_the_interval_by_the_run_to_run_spread():
+    """Twenty runs pooled, each with its own model: a shift shared by all candidates of a run is invisible to a
+    bootstrap over candidates and visible to one over runs."""
+    rng = np.random.default_rng(3)
+    runs, m = 20, 6
+    truth = np.tile(np.arange(2 * m) < m, runs)
+    groups = np.repeat(np.arange(runs), 2 * m)
+    shift = rng.normal(0, 1.5, runs)[groups] * truth  # how much each run's model shows its members
+    scores = 0.5 * truth + shift + rng.normal(0, 0.3, truth.size)
+    plain = membership_metrics(scores, truth, random_state=0)
+    by_run = membership_metrics(scores, truth, groups=groups, random_state=0)
+    assert by_run.auc == plain.auc
+    width = lambda r: r.auc_interval[1] - r.auc_interval[0]  # noqa: E731
+    assert width(by_run) > 1.3 * width(plain)
+    retrained = membership_metrics(rng.normal(0, 1, truth.size), truth, groups=groups, random_state=0)
+    gap = auc_gap(by_run, retrained, random_state=0)
+    assert gap.interval[0] < gap.gap < gap.interval[1]
+    with pytest.raises(ValueError, match="different groups"):
+        auc_gap(by_run, membership_metrics(rng.normal(0, 1, truth.size), truth, random_state=0))
+    with pytest.raises(ValueError, match="as many members"):
+        membership_metrics(scores[:-1], truth[:-1], groups=groups[:-1])
+
+
+def test_lira_and_loss_attacks_pass_groups_through():
+    shadows = run_shadows(_noisy_memory, 8, 8, random_state=0)
+    member = np.array([np.random.default_rng(t).permutation(8) < 4 for t in range(10)])
+    target = 2.0 * member + np.random.default_rng(1).normal(0, 0.7, member.shape)
+    groups = np.repeat(np.arange(10), 8).reshape(10, 8)
+    result = lira_attack(target, shadows, member, groups=groups, random_state=0)
+    assert result.groups is not None and sorted(set(result.groups.tolist())) == list(range(10))
+    assert loss_attack(-target, member, groups=groups, random_state=0).groups is not None

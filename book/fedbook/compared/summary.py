@@ -216,3 +216,50 @@ def _cost_words(relative: float) -> str:
     if relative < 1:
         return f"{1 / relative:.3g}× faster than retraining"
     return f"{relative:.3g}× the time of retraining"
+
+
+#: How each stage of an attack is drawn: marker and fill.
+STAGE_STYLE = {"before": ("o", "full"), "after": ("D", "full"), "retrained": ("s", "none")}
+
+
+def draw_stages(ax, attacks: pd.DataFrame, palette: dict[str, str], *, attack: str = SUMMARY_ATTACK):
+    """AUC before forgetting, after, and of the retrained model, per system, with intervals: one row per system.
+
+    Parameters
+    ----------
+    ax : matplotlib Axes
+        Where to draw (one dataset).
+    attacks : pandas.DataFrame
+        The ``attacks`` rows of one dataset.
+    palette : dict of str to str
+        System → colour.
+    attack : str, default=SUMMARY_ATTACK
+        Which attack.
+
+    Returns
+    -------
+    matplotlib Axes
+        ``ax``.
+    """
+    rows = attacks[(attacks["attack"] == attack) & attacks["canaries"].astype(bool)]
+    systems = list(dict.fromkeys(rows["system"]))
+    offsets = {"before": -0.22, "after": 0.0, "retrained": 0.22}
+    for i, system in enumerate(systems):
+        for stage, (marker, fill) in STAGE_STYLE.items():
+            row = rows[(rows["system"] == system) & (rows["stage"] == stage)]
+            if row.empty:
+                continue
+            row = row.iloc[0]
+            ax.errorbar(
+                row["AUC"], i + offsets[stage],
+                xerr=[[row["AUC"] - row["AUC low"]], [row["AUC high"] - row["AUC"]]],
+                fmt=marker, fillstyle=fill, color=palette[system], capsize=2, markersize=6,
+            )  # fmt: skip
+    ax.axvline(0.5, color="0.4", lw=1, ls="--")
+    ax.set_yticks(range(len(systems)), systems)
+    ax.invert_yaxis()
+    ax.set_xlim(0.0, 1.02)
+    ax.set_xlabel(f"{attack} AUC on the canaries")
+    handles = [ax.plot([], [], m, fillstyle=f, color="0.3", label=s)[0] for s, (m, f) in STAGE_STYLE.items()]
+    ax.legend(handles=handles, fontsize="small", loc="lower right")
+    return ax
