@@ -119,7 +119,7 @@ def run_shadows(
     true (plus whatever data the procedure always uses) with randomness from ``seeds[j]``, and return the
     statistic of *every* candidate. The masks are :func:`balanced_masks`; the seeds are children of
     ``random_state``'s :class:`~numpy.random.SeedSequence`, so the result does not depend on ``n_jobs`` or on
-    where a job ran. The jobs go through :class:`joblib.Parallel` (any joblib backend, e.g. Dask, applies).
+    where a job ran. The jobs go through ``joblib.Parallel`` (any joblib backend, e.g. Dask, applies).
 
     Parameters
     ----------
