@@ -17,6 +17,7 @@ from fedbook.compared.summary import (
     UNRESOLVED,
     WITHIN,
     attack_verdicts,
+    draw_stages,
     draw_summary,
     summary_points,
     which_method_when,
@@ -101,3 +102,16 @@ def test_server_view_names_every_system_once_and_ratios_divide_secure_by_plain()
     )  # fmt: skip
     ratios = hiding_ratios(cost).iloc[0]
     assert ratios["train time ×"] == 4.0 and ratios["forget time ×"] == 2.0 and np.isnan(ratios["forget bytes ×"])
+
+
+def test_stages_figure_puts_the_first_system_on_top_even_on_shared_axes():
+    _, attacks = frames()
+    fig, axes = plt.subplots(1, 2, sharey=True)
+    for ax, name in zip(axes, ("A", "B"), strict=True):
+        summary_draw = attacks[attacks["dataset"] == name]
+        draw_stages(ax, summary_draw, dict(zip(SYSTEMS, ["C0", "C1", "C2", "C3"], strict=True)))
+    bottom, top = axes[0].get_ylim()
+    assert top < bottom  # y grows downwards: system 0 at the top
+    fig.canvas.draw()
+    assert [t.get_text() for t in axes[0].get_yticklabels()] == list(SYSTEMS)
+    plt.close(fig)

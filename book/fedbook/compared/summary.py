@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import numpy as np
 import pandas as pd
+from matplotlib.ticker import NullFormatter
 
 #: The attack the summary reads: LiRA online is the strongest of the three on canaries (Carlini et al. 2022).
 SUMMARY_ATTACK = "LiRA online"
@@ -129,12 +130,13 @@ def draw_summary(axes, points: pd.DataFrame, palette: dict[str, str]):
         ax.axhline(0.0, color="0.4", lw=1, ls="--")
         ax.axvline(1.0, color="0.4", lw=1, ls=":")
         ax.set_xscale("log")
+        ax.xaxis.set_minor_formatter(NullFormatter())  # decades only: minor labels collide on a short axis
         ax.set_xlabel("seconds to forget one client / seconds to retrain")
         ax.set_title(domain)
         handles = [
             ax.plot([], [], "o", color=palette[s], label=s)[0] for s in dict.fromkeys(part["system"])
         ] + [ax.plot([], [], markers[i % len(markers)], color="0.3", label=d)[0] for i, d in enumerate(datasets)]
-        ax.legend(handles=handles, fontsize="small", loc="best")
+        ax.legend(handles=handles, fontsize="small", loc="upper center", bbox_to_anchor=(0.5, -0.2), ncol=2)
     axes[0].set_ylabel(f"{SUMMARY_ATTACK} AUC gap\n(after forgetting − retrained)")
     return axes
 
@@ -257,9 +259,9 @@ def draw_stages(ax, attacks: pd.DataFrame, palette: dict[str, str], *, attack: s
             )  # fmt: skip
     ax.axvline(0.5, color="0.4", lw=1, ls="--")
     ax.set_yticks(range(len(systems)), systems)
-    ax.invert_yaxis()
-    ax.set_xlim(0.0, 1.02)
+    ax.set_ylim(len(systems) - 0.5, -0.5)  # first system on top (not invert_yaxis: shared axes would undo it)
+    ax.set_xlim(-0.02, 1.04)
     ax.set_xlabel(f"{attack} AUC on the canaries")
     handles = [ax.plot([], [], m, fillstyle=f, color="0.3", label=s)[0] for s, (m, f) in STAGE_STYLE.items()]
-    ax.legend(handles=handles, fontsize="small", loc="lower right")
+    ax.legend(handles=handles, fontsize="small", loc="upper center", bbox_to_anchor=(0.5, -0.2), ncol=3)
     return ax
