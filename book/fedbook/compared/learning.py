@@ -77,6 +77,7 @@ import pandas as pd
 from joblib import Parallel, delayed
 from scipy.stats import norm
 
+from fedbook.compared.summary import GAP_CONFIDENCE
 from fedbook.knot.runs import knot_clusters
 from fedbook.secagg_fu.learning import load_federated_images
 from fedlib.audit import (
@@ -1238,7 +1239,7 @@ def _attack_rows(task: LearningTask, stages: dict, shadows: ShadowScores, seed) 
             row = {**result.as_row(), "stage": stage, "canaries": canaries}
             if stage == "after":
                 gap = auc_gap(
-                    result, by_stage["retrained"][attack, canaries], n_bootstrap=max(n, 1), confidence=CONFIDENCE,
+                    result, by_stage["retrained"][attack, canaries], n_bootstrap=max(n, 1), confidence=GAP_CONFIDENCE,
                     random_state=child_sequence(seed, 9, ATTACKS.index(attack), int(canaries)),
                 )  # fmt: skip
                 row.update({"gap": gap.gap, "gap low": gap.interval[0], "gap high": gap.interval[1]})

@@ -13,6 +13,10 @@ from matplotlib.ticker import NullFormatter
 #: The attack the summary reads: LiRA online is the strongest of the three on canaries (Carlini et al. 2022).
 SUMMARY_ATTACK = "LiRA online"
 
+#: Level of the gap intervals (after − retrained). The chapter reads about ninety of them; at 95% four or five
+#: would exclude zero by chance alone, at 99% about one.
+GAP_CONFIDENCE = 0.99
+
 #: Verdict words, from the after-forgetting AUC against the retrained model's interval and the paired gap.
 WITHIN = "as retrained"
 RESOLVED = "more than retrained"
@@ -21,23 +25,23 @@ UNRESOLVED = "gap not resolved"
 
 
 def _verdict(row: pd.Series) -> str:
-    """The issue's criterion, computed: the AUC after forgetting within the retrained model's interval."""
-    if row["retrained AUC low"] <= row["AUC"] <= row["retrained AUC high"]:
-        return WITHIN
+    """The paired gap first (the sharper test), then the AUC after forgetting against the retrained interval."""
     if row["gap low"] > 0:
         return RESOLVED
     if row["gap high"] < 0:
         return BELOW
+    if row["retrained AUC low"] <= row["AUC"] <= row["retrained AUC high"]:
+        return WITHIN
     return UNRESOLVED
 
 
 def attack_verdicts(attacks: pd.DataFrame) -> pd.DataFrame:
     """Per system, dataset and attack on canaries: AUC before, after and retrained, the gap, and a verdict.
 
-    The verdict is :data:`WITHIN` when the AUC after forgetting lies inside the retrained model's interval (the
-    criterion for an exact method); otherwise :data:`RESOLVED` (the paired gap's interval lies above zero: the
-    attack still finds more than in a model that never saw the data), :data:`BELOW`, or :data:`UNRESOLVED` (the
-    interval covers zero: the sample cannot tell).
+    The verdict is :data:`RESOLVED` when the paired gap's interval lies above zero (the attack still finds more
+    than in a model that never saw the data), :data:`BELOW` when it lies below; otherwise :data:`WITHIN` when the
+    AUC after forgetting lies inside the retrained model's interval (the criterion for an exact method), and
+    :data:`UNRESOLVED` when it does not (the two intervals disagree and the sample cannot tell).
 
     Parameters
     ----------
