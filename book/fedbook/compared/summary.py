@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import numpy as np
 import pandas as pd
-from matplotlib.ticker import NullFormatter
+from matplotlib.ticker import FuncFormatter, LogLocator, NullFormatter
 
 #: The attack the summary reads: LiRA online is the strongest of the three on canaries (Carlini et al. 2022).
 SUMMARY_ATTACK = "LiRA online"
@@ -134,7 +134,9 @@ def draw_summary(axes, points: pd.DataFrame, palette: dict[str, str]):
         ax.axhline(0.0, color="0.4", lw=1, ls="--")
         ax.axvline(1.0, color="0.4", lw=1, ls=":")
         ax.set_xscale("log")
-        ax.xaxis.set_minor_formatter(NullFormatter())  # decades only: minor labels collide on a short axis
+        ax.xaxis.set_major_locator(LogLocator(base=10, subs=(1.0, 2.0, 5.0)))  # 0.1, 0.2, 0.5, 1, 2, 5, ...
+        ax.xaxis.set_major_formatter(FuncFormatter(lambda value, _: f"{value:g}"))
+        ax.xaxis.set_minor_formatter(NullFormatter())
         ax.set_xlabel("seconds to forget one client / seconds to retrain")
         ax.set_title(domain)
         handles = [
