@@ -115,3 +115,13 @@ def test_stages_figure_puts_the_first_system_on_top_even_on_shared_axes():
     fig.canvas.draw()
     assert [t.get_text() for t in axes[0].get_yticklabels()] == list(SYSTEMS)
     plt.close(fig)
+
+
+def test_a_resolved_paired_gap_outranks_an_overlapping_interval():
+    """The paired gap is the sharper test: an AUC after forgetting inside the retrained interval with a gap whose
+    interval excludes zero reads "more than retrained", not "as retrained"."""
+    _, attacks = frames()
+    after = (attacks["stage"] == "after") & (attacks["system"] == "exact and fast")
+    attacks.loc[after, ["AUC", "gap", "gap low", "gap high"]] = [0.54, 0.04, 0.01, 0.07]  # 0.54 is in [0.44, 0.56]
+    verdicts = set(attack_verdicts(attacks).query("system == 'exact and fast'")["verdict"])
+    assert verdicts == {RESOLVED}
