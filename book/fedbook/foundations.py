@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import copy
 from dataclasses import dataclass
 
 import numpy as np
@@ -36,9 +37,54 @@ class DatasetProfiles:
     table: pd.DataFrame  #: n, d, K and imbalance, ours beside the paper's
 
 
-def _fit_kmeans(X: np.ndarray, K: int, n_init: int, rng) -> KMeans:
-    """K-means with ``n_init`` restarts from its own stream (one job of :func:`dataset_profiles`)."""
-    return KMeans(K, n_init=n_init, random_state=rng).fit(X)
+def _restart(X: np.ndarray, K: int, stream: np.random.Generator) -> KMeans:
+    """One K-means restart from ``stream`` (one job of :func:`kmeans_fits`)."""
+    return KMeans(K, n_init=1, random_state=stream).fit(X)
+
+
+def kmeans_fits(fits, *, n_jobs: int = 1) -> list[KMeans]:
+    """``KMeans(K, n_init=n_init, random_state=r).fit(X)`` for every ``(X, K, n_init, r)`` of ``fits``, with the
+    restarts of all of them shared by ``n_jobs`` joblib processes.
+
+    :class:`fedlib.cluster.KMeans` runs its restarts one after the other from one stream: restart ``i`` draws its
+    K-means++ seeds with ``K`` uniforms (one per step, :func:`fedlib.cluster.kmeans_plusplus`) after the ``K i``
+    of the restarts before it, and Lloyd's iterations draw nothing. So each restart here starts from a copy of
+    the stream advanced by ``K i`` uniforms, the best restart (lowest inertia, the first on ties) is the model,
+    and a Generator ``r`` ends where ``fit`` would leave it. Each model is the one ``fit`` gives in a joblib
+    worker, bit for bit (``n_jobs=1``: in this process); a matrix product's rounding depends on the BLAS threads
+    that share it, and joblib gives each worker ``cpu_count // n_jobs`` of them. The tests check all of it against
+    ``KMeans`` itself.
+
+    Parameters
+    ----------
+    fits : iterable of (ndarray, int, int, int or numpy.random.Generator)
+        Data, clusters, restarts and random state of each fit.
+    n_jobs : int, default=1
+        Processes; the largest fits' restarts go first.
+
+    Returns
+    -------
+    list of KMeans
+        The fitted models, in the order of ``fits`` (``n_init`` and ``random_state`` as given).
+    """
+    specs, jobs = [], []
+    for f, (X, K, n_init, random_state) in enumerate(fits):
+        rng = check_random_state(random_state)
+        specs.append((n_init, random_state))
+        for _ in range(n_init):
+            jobs.append((f, X, K, copy.deepcopy(rng)))
+            rng.random(K)  # what this restart's K-means++ seeding draws
+    order = sorted(range(len(jobs)), key=lambda j: -jobs[j][1].size * jobs[j][2])
+    done = Parallel(n_jobs=n_jobs)(delayed(_restart)(*jobs[j][1:]) for j in order)
+    models: list = [None] * len(jobs)
+    for j, model in zip(order, done, strict=True):
+        models[j] = model
+    out = []
+    for f, (n_init, random_state) in enumerate(specs):
+        restarts = [model for job, model in zip(jobs, models, strict=True) if job[0] == f]
+        best = min(range(n_init), key=lambda i: (restarts[i].inertia_, i))
+        out.append(restarts[best].set_params(n_init=n_init, random_state=random_state))
+    return out
 
 
 def dataset_profiles(
@@ -52,13 +98,14 @@ def dataset_profiles(
     """Fit K-means on every dataset and set its size and imbalance beside MUFC's published ones.
 
     Every dataset's fit draws from its own stream spawned from ``random_state``;
-    ``n_jobs`` processes share the fits and give the same profiles as one.
+    ``n_jobs`` processes share the fits' restarts (:func:`kmeans_fits`) and give the same profiles as one, up to
+    the rounding of BLAS threads on large data (one process computes with every core's thread, a worker with its
+    share).
     """
     streams = spawn_generators(random_state, len(datasets))
-    models = Parallel(n_jobs=n_jobs)(
-        delayed(_fit_kmeans)(X_used[name], ds.n_clusters, n_init, stream)
-        for (name, ds), stream in zip(datasets.items(), streams, strict=True)
-    )
+    jobs = [(X_used[name], ds.n_clusters, n_init, stream) for (name, ds), stream in zip(datasets.items(), streams,
+                                                                                         strict=True)]  # fmt: skip
+    models = kmeans_fits(jobs, n_jobs=n_jobs)
     fits, sizes, published_sizes, rows = {}, {}, {}, []
     for (name, ds), model in zip(datasets.items(), models, strict=True):
         X = X_used[name]

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import copy
 import time
 import warnings
 from contextlib import contextmanager
@@ -9,7 +10,8 @@ from dataclasses import asdict, dataclass
 
 import numpy as np
 import pandas as pd
-from joblib import Parallel, delayed
+from joblib import Parallel, delayed, parallel_config
+from threadpoolctl import threadpool_limits
 
 from fedbook._verdict import INCONCLUSIVE, ONE_RUN, WITHIN_NOISE, compare_to_noise, mean_cell, verdict, within
 from fedbook.papers import mufc as paper
@@ -34,7 +36,7 @@ from fedlib.secagg import (
     zero_sum_masks,
 )
 from fedlib.unlearn import MUFC, DCKMeans
-from fedlib.utils import SeedLike, check_random_state
+from fedlib.utils import SeedLike, check_random_state, spawn_generators
 
 #: fedlib.data names of the seven datasets of MUFC Table 1.
 SOURCES = {
@@ -947,6 +949,95 @@ def _pick_removal(model: MUFC, kind: str, batch_size: int, rng: np.random.Genera
     return client, ids[mine[:batch_size]]
 
 
+@dataclass(frozen=True)
+class _Request:
+    """One planned random request: what :func:`_pick_removal` draws, and what its draw saw."""
+
+    client: int  #: the client the request goes to
+    ids: np.ndarray  #: the rows removed
+    sizes: np.ndarray  #: every client's rows before the request (who was eligible)
+    pool: np.ndarray  #: the client's rows before the request, in its row order (what the rows were drawn from)
+
+
+def _plan_random_requests(
+    parts, n_clusters: int, n_removals: int, batch_size: int, rng: np.random.Generator
+) -> list[_Request]:
+    """The random requests of a removal sequence, drawn from ``rng`` exactly as :func:`_pick_removal` draws them.
+
+    A random request depends only on the clients' remaining rows, never on the model: an eligible client
+    uniformly, then ``batch_size`` of its rows uniformly. Drawing them all here, before any model is
+    trained, leaves ``rng`` where the sequence would have left it, so the sequences of several datasets can
+    run at the same time; :func:`_mufc_rounds` checks every request against the model's clients.
+    """
+    ids = [np.asarray(p, dtype=np.int64) for p in parts]
+    alive = [np.ones(p.size, dtype=bool) for p in ids]
+    sizes = np.array([p.size for p in ids])
+    requests = []
+    for _ in range(n_removals):
+        eligible = np.flatnonzero(sizes >= batch_size + n_clusters)
+        if eligible.size == 0:
+            raise ValueError(f"no client holds {batch_size} + K={n_clusters} points; nothing can be removed.")
+        client = int(eligible[int(rng.integers(eligible.size))])
+        pool = ids[client][alive[client]]
+        chosen = rng.choice(pool, batch_size, replace=False)
+        requests.append(_Request(client, chosen, sizes.copy(), pool))
+        alive[client] &= ~np.isin(ids[client], chosen)
+        sizes[client] -= batch_size
+    return requests
+
+
+@dataclass(frozen=True)
+class _Sequence:
+    """A removal sequence with every draw it takes from the caller's stream made (:func:`_plan_sequence`)."""
+
+    X: np.ndarray  #: the problem's rows
+    parts: list  #: its clients
+    n_clusters: int
+    phi_star: float
+    seed: int  #: the sequence's MUFC seed
+    requests: list | None  #: planned random requests (None: adversarial, which draws nothing)
+    dckm_stream: np.random.Generator | None  #: DC-KM's stream on the same requests (None: no DC-KM)
+    options: dict  #: n_removals, kind, batch_size, server_update, server_n_init, n_retrain_timings, n_phi_updates
+
+
+def _plan_sequence(
+    problem: FederatedProblem,
+    rng: np.random.Generator,
+    *,
+    n_removals: int,
+    kind: str = "random",
+    batch_size: int = 1,
+    server_update: str = "lazy",
+    server_n_init: int = 10,
+    n_retrain_timings: int = 3,
+    n_phi_updates: int = 0,
+    dckm: bool = False,
+) -> _Sequence:
+    """Take from ``rng`` what :func:`removal_run`, then (``dckm``) :func:`dckm_removal_seconds`, would take.
+
+    The sequence's seed, its random requests (:func:`_plan_random_requests`) and, for DC-KM, a copy of
+    ``rng`` at the point where DC-KM would draw, with ``rng`` advanced past that draw as DC-KM's fit
+    advances it (:func:`fedlib.utils.spawn_generators`). :func:`_run_sequences` then runs the sequence
+    anywhere and gives what the two functions give in turn.
+    """
+    if kind not in ("random", "adversarial"):
+        raise ValueError(f"kind={kind!r} should be 'random' or 'adversarial'.")
+    seed = int(rng.integers(2**31))
+    requests = (
+        _plan_random_requests(problem.parts, problem.n_clusters, n_removals, batch_size, rng)
+        if kind == "random"
+        else None
+    )
+    stream = None
+    if dckm:
+        stream = copy.deepcopy(rng)
+        spawn_generators(rng, 1)  # DCKMeans.fit seeds its streams with one draw from its random_state
+    options = dict(n_removals=n_removals, kind=kind, batch_size=batch_size, server_update=server_update,
+                   server_n_init=server_n_init, n_retrain_timings=n_retrain_timings,
+                   n_phi_updates=n_phi_updates)  # fmt: skip
+    return _Sequence(problem.X, problem.parts, problem.n_clusters, problem.phi_star, seed, requests, stream, options)
+
+
 def removal_run(
     problem: FederatedProblem,
     *,
@@ -968,26 +1059,65 @@ def removal_run(
     the phi^* of the full data; at ``n_phi_updates`` evenly spaced rounds (the
     last included) phi^* is recomputed on the remaining data, as the authors'
     ``--update_centralized_loss`` does for MUFC Figs. 3(d) and 4(a)-(d), into
-    "loss ratio (updated phi*)" (NaN at the other rounds).
+    "loss ratio (updated phi*)" (NaN at the other rounds). MUFC's runs compute
+    on one BLAS thread and the phi^* fits on this process's (:func:`_run_sequences`).
     """
-    if kind not in ("random", "adversarial"):
-        raise ValueError(f"kind={kind!r} should be 'random' or 'adversarial'.")
     rng = check_random_state(random_state)
-    seed = int(rng.integers(2**31))
-    timing_rounds = set(np.linspace(0, n_removals - 1, n_retrain_timings).round().astype(int).tolist())
-    phi_rounds = set(np.linspace(n_removals - 1, 0, n_phi_updates, endpoint=False).round().astype(int).tolist())
-    retrain, retrain_lloyd, rows = [], [], []
+    plan = _plan_sequence(problem, rng, n_removals=n_removals, kind=kind, batch_size=batch_size,
+                          server_update=server_update, server_n_init=server_n_init,
+                          n_retrain_timings=n_retrain_timings, n_phi_updates=n_phi_updates)  # fmt: skip
+    return _run_sequences([plan], 1)[0][0]
+
+
+def _removal_sequence(plan: _Sequence):
+    """A planned removal sequence (:func:`_plan_sequence`) in one job: MUFC's rounds with their retraining
+    timings, then DC-KM if planned. Returns the rows, MUFC's training seconds, both retraining times, DC-KM's
+    seconds (or None) and the rounds whose phi^* is to be recomputed (:func:`_finish_sequence`)."""
+    rows, train_seconds, retrain, retrain_lloyd, phi = _mufc_rounds(plan, timings=True)
+    dckm = None
+    if plan.dckm_stream is not None:
+        dckm = _dckm_seconds(plan.X, plan.parts, plan.n_clusters, pd.DataFrame(rows), plan.options["server_n_init"],
+                             plan.dckm_stream)  # fmt: skip
+    return rows, train_seconds, retrain, retrain_lloyd, dckm, phi
+
+
+def _timing_rounds(plan: _Sequence) -> list[int]:
+    """The rounds after which complete retraining is timed, in order."""
+    o = plan.options
+    return sorted(set(np.linspace(0, o["n_removals"] - 1, o["n_retrain_timings"]).round().astype(int).tolist()))
+
+
+def _mufc_rounds(plan: _Sequence, *, timings: bool) -> tuple[list[dict], float, list[float], list[float], list]:
+    """MUFC's fit and every request of ``plan``; with ``timings``, complete retraining timed along the way.
+
+    The rounds whose phi^* is recomputed come back as ``(round, loss, remaining ids)``, for
+    :func:`_finish_sequence`.
+    """
+    o = plan.options
+    n_removals, kind, batch_size, server_n_init = o["n_removals"], o["kind"], o["batch_size"], o["server_n_init"]
+    seed = plan.seed
+    timing_rounds = set(_timing_rounds(plan)) if timings else set()
+    phi_rounds = set(np.linspace(n_removals - 1, 0, o["n_phi_updates"], endpoint=False).round().astype(int).tolist())
+    retrain, retrain_lloyd, rows, phi = [], [], [], []
     with _duplicate_points_tolerated():
         model = MUFC(
-            problem.n_clusters,
+            plan.n_clusters,
             aggregation="plaintext",
-            server_update=server_update,
+            server_update=o["server_update"],
             server_n_init=server_n_init,
             random_state=seed,
-        ).fit(problem.X, parts=problem.parts)
+        ).fit(plan.X, parts=plan.parts)
         train_seconds = model.fit_report_.seconds
         for r in range(n_removals):
-            client, ids = _pick_removal(model, kind, batch_size, rng)
+            if plan.requests is None:
+                client, ids = _pick_removal(model, kind, batch_size, None)
+            else:
+                request = plan.requests[r]
+                sizes = np.array([model.client_size(c) for c in range(model.n_clients_)])
+                if not (np.array_equal(sizes, request.sizes)
+                        and np.array_equal(model.client_ids(request.client), request.pool)):  # fmt: skip
+                    raise RuntimeError(f"request {r + 1}: the planned request no longer matches MUFC's clients.")
+                client, ids = request.client, request.ids
             report = model.unlearn(ids)
             loss = model.federated_loss_
             row = {
@@ -998,40 +1128,82 @@ def removal_run(
                 "seconds": report.seconds,
                 "reseeded": bool(report.clients_retrained),
                 "server refit": report.server_refit,
-                "loss ratio": loss / problem.phi_star,
+                "loss ratio": loss / plan.phi_star,
                 "loss ratio (updated phi*)": np.nan,
             }
             if r in phi_rounds:
-                _, X_rest = model.remaining_data()
-                reference = KMeans(
-                    problem.n_clusters, n_init=server_n_init, random_state=np.random.default_rng([seed, r])
-                ).fit(X_rest)
-                row["loss ratio (updated phi*)"] = loss / reference.inertia_
+                phi.append((r, loss, model.remaining_data()[0]))
             rows.append(row)
             if r in timing_rounds:
                 parts = [model.client_ids(c) for c in range(model.n_clients_)]
-                parts = [p for p in parts if len(p)]
-                remaining = np.concatenate(parts)
-                position = np.empty(len(problem.X), dtype=np.int64)
-                position[remaining] = np.arange(len(remaining))
-                X_rest = problem.X[remaining]
-                local = [position[p] for p in parts]
                 for lloyd_clients, sink in ((False, retrain), (True, retrain_lloyd)):
-                    again = MUFC(
-                        problem.n_clusters,
-                        aggregation="plaintext",
-                        client_lloyd=lloyd_clients,
-                        server_n_init=server_n_init,
-                        random_state=seed + r + 1,
-                    ).fit(X_rest, parts=local)
-                    sink.append(again.fit_report_.seconds)
+                    sink.append(_retrain_seconds(plan, parts, r, lloyd_clients))
+    return rows, train_seconds, retrain, retrain_lloyd, phi
+
+
+def _retrain_seconds(plan: _Sequence, parts: list[np.ndarray], r: int, lloyd_clients: bool) -> float:
+    """Seconds of complete retraining on the rows the clients hold after request ``r + 1`` (MUFC trained again)."""
+    parts = [p for p in parts if len(p)]
+    remaining = np.concatenate(parts)
+    position = np.empty(len(plan.X), dtype=np.int64)
+    position[remaining] = np.arange(len(remaining))
+    X_rest = plan.X[remaining]
+    local = [position[p] for p in parts]
+    with _duplicate_points_tolerated():
+        again = MUFC(
+            plan.n_clusters,
+            aggregation="plaintext",
+            client_lloyd=lloyd_clients,
+            server_n_init=plan.options["server_n_init"],
+            random_state=plan.seed + r + 1,
+        ).fit(X_rest, parts=local)
+    return again.fit_report_.seconds
+
+
+def _planned_parts(plan: _Sequence, r: int) -> list[np.ndarray]:
+    """Every client's rows after the planned requests ``1..r + 1``, in its row order (what MUFC's clients hold)."""
+    removed = np.concatenate([request.ids for request in plan.requests[: r + 1]])
+    return [np.asarray(p, dtype=np.int64)[~np.isin(p, removed)] for p in plan.parts]
+
+
+def _assemble(plan: _Sequence, rows, train_seconds: float, retrain, retrain_lloyd) -> RemovalRun:
     return RemovalRun(
         rounds=pd.DataFrame(rows),
         retrain_seconds=float(np.median(retrain)),
         retrain_lloyd_seconds=float(np.median(retrain_lloyd)),
         train_seconds=train_seconds,
-        batch_size=batch_size,
+        batch_size=plan.options["batch_size"],
     )
+
+
+def _sequence_part(plan: _Sequence, part: tuple):
+    """One job of :func:`_run_sequences`, on one BLAS thread: a sequence whole, its MUFC rounds, one retraining,
+    or DC-KM."""
+    with threadpool_limits(1, user_api="blas"):
+        if part[0] == "whole":
+            return _removal_sequence(plan)
+        if part[0] == "rounds":
+            return _mufc_rounds(plan, timings=False)
+        if part[0] == "retrain":
+            return _retrain_seconds(plan, _planned_parts(plan, part[1]), part[1], part[2])
+        ids = pd.DataFrame({"ids": [tuple(int(i) for i in request.ids) for request in plan.requests]})
+        return _dckm_seconds(plan.X, plan.parts, plan.n_clusters, ids, plan.options["server_n_init"],
+                             plan.dckm_stream)  # fmt: skip
+
+
+def _finish_sequence(plan: _Sequence, rows, train_seconds: float, retrain, retrain_lloyd, phi) -> RemovalRun:
+    """The run of a sequence, its phi^* recomputed here on the remaining rows of the rounds ``phi`` names.
+
+    These K-means fits run in this process, on its BLAS threads, as they always have (their inertia's
+    rounding depends on the threads), and draw from the sequence's own seed.
+    """
+    server_n_init = plan.options["server_n_init"]
+    for r, loss, ids in phi:
+        reference = KMeans(
+            plan.n_clusters, n_init=server_n_init, random_state=np.random.default_rng([plan.seed, r])
+        ).fit(plan.X[ids])
+        rows[r]["loss ratio (updated phi*)"] = loss / reference.inertia_
+    return _assemble(plan, rows, train_seconds, retrain, retrain_lloyd)
 
 
 def dckm_removal_seconds(
@@ -1042,16 +1214,59 @@ def dckm_removal_seconds(
     ``removals`` has a column "client" and either "ids" (a sequence per request)
     or "id" (one point per request).
     """
-    model = DCKMeans(problem.n_clusters, root_n_init=root_n_init, random_state=random_state)
+    return _dckm_seconds(problem.X, problem.parts, problem.n_clusters, removals, root_n_init, random_state)
+
+
+def _dckm_seconds(X, parts, n_clusters: int, removals: pd.DataFrame, root_n_init: int, random_state) -> np.ndarray:
+    model = DCKMeans(n_clusters, root_n_init=root_n_init, random_state=random_state)
     requests = removals["ids"] if "ids" in removals else removals["id"].map(lambda i: (i,))
     with _duplicate_points_tolerated():
-        model.fit(problem.X, parts=problem.parts)
-        return np.array(
-            [
-                model.unlearn([int(i) for i in ids]).seconds
-                for ids in requests
-            ]
-        )
+        model.fit(X, parts=parts)
+        return np.array([model.unlearn([int(i) for i in ids]).seconds for ids in requests])
+
+
+def _run_sequences(plans: list[_Sequence], n_jobs: int) -> list[tuple[RemovalRun, np.ndarray | None]]:
+    """Every planned sequence (:func:`_plan_sequence`): MUFC's run and DC-KM's seconds, on ``n_jobs`` processes.
+
+    Every plan made its draws already, so nothing depends on ``n_jobs`` or on the order the jobs run in. The
+    sequences compute on one BLAS thread, here (``n_jobs=1``) as in a joblib worker, since a matrix product's
+    rounding depends on how many threads share it; the K-means fits of the recomputed phi^* run here on this
+    process's threads (:func:`_finish_sequence`). A random sequence's requests are known in advance, so its
+    complete retrainings (each timed on the rows left after its round) and DC-KM run as jobs of their own,
+    beside MUFC's rounds; an adversarial sequence, whose requests come from the model, is one job. The largest
+    jobs go first, so that short ones fill in at the end.
+    """
+    jobs = []  # (plan, part)
+    for i, plan in enumerate(plans):
+        if plan.requests is None or n_jobs == 1:
+            jobs.append((i, ("whole",)))
+            continue
+        jobs.append((i, ("rounds",)))
+        jobs.extend((i, ("retrain", r, lloyd)) for r in _timing_rounds(plan) for lloyd in (False, True))
+        if plan.dckm_stream is not None:
+            jobs.append((i, ("dckm",)))
+    if n_jobs == 1:
+        results = dict(enumerate(_sequence_part(plans[i], part) for i, part in jobs))
+    else:
+        weight = {"whole": 6.0, "rounds": 2.0, "retrain": 1.0, "dckm": 0.5}
+        cost = [plans[i].X.size * plans[i].n_clusters * weight[part[0]] for i, part in jobs]
+        order = sorted(range(len(jobs)), key=lambda j: -cost[j])
+        with warnings.catch_warnings(), parallel_config(backend="loky", inner_max_num_threads=1):
+            warnings.filterwarnings("ignore", message="A worker stopped while some jobs", category=UserWarning)
+            done = Parallel(n_jobs=n_jobs)(delayed(_sequence_part)(plans[jobs[j][0]], jobs[j][1]) for j in order)
+        results = dict(zip(order, done, strict=True))
+    out = []
+    for i, plan in enumerate(plans):
+        mine = {jobs[j][1]: results[j] for j in range(len(jobs)) if jobs[j][0] == i}
+        if ("whole",) in mine:
+            rows, train_seconds, retrain, retrain_lloyd, dckm, phi = mine[("whole",)]
+        else:
+            rows, train_seconds, _, _, phi = mine[("rounds",)]
+            retrain = [mine[("retrain", r, False)] for r in _timing_rounds(plan)]
+            retrain_lloyd = [mine[("retrain", r, True)] for r in _timing_rounds(plan)]
+            dckm = mine.get(("dckm",))
+        out.append((_finish_sequence(plan, rows, train_seconds, retrain, retrain_lloyd, phi), dckm))
+    return out
 
 
 def retrain_probability(parts, n_clusters: int, batch_size: int = 1) -> float:
@@ -1087,28 +1302,32 @@ def removal_study(
     *,
     n_removals: int,
     n_init: int = 10,
+    n_jobs: int = 1,
     random_state: SeedLike = None,
 ) -> tuple[dict[str, RemovalRun], dict[str, np.ndarray]]:
     """Random removal sequences on every dataset (MUFC Sec. 6, Fig. 3), and DC-KM on the same requests.
 
     Returns ``(runs, dckm)``: per dataset the :class:`RemovalRun` and DC-KM's
     seconds per request. FEMNIST gets at most :data:`FEMNIST_MAX_REMOVALS`
-    requests and one retraining timing.
+    requests and one retraining timing. Every draw is made first, in the order
+    :func:`removal_run` and :func:`dckm_removal_seconds` make them one dataset
+    after the other, so ``n_jobs`` processes share the sequences and give the
+    same runs as one (their seconds are measured, and vary from run to run).
     """
     rng = check_random_state(random_state)
-    runs, dckm = {}, {}
+    plans = {}
     for name, problem in problems.items():
         femnist = name == "FEMNIST"
-        server_n_init = problem_n_init(name, n_init)
-        runs[name] = removal_run(
+        plans[name] = _plan_sequence(
             problem,
+            rng,
             n_removals=min(n_removals, FEMNIST_MAX_REMOVALS) if femnist else n_removals,
-            server_n_init=server_n_init,
+            server_n_init=problem_n_init(name, n_init),
             n_retrain_timings=1 if femnist else 3,
-            random_state=rng,
+            dckm=True,
         )
-        dckm[name] = dckm_removal_seconds(problem, runs[name].rounds, root_n_init=server_n_init, random_state=rng)
-    return runs, dckm
+    done = dict(zip(plans, _run_sequences(list(plans.values()), n_jobs), strict=True))
+    return {name: run for name, (run, _) in done.items()}, {name: dckm for name, (_, dckm) in done.items()}
 
 
 def reseeding_table(runs: dict[str, RemovalRun], problems: dict[str, FederatedProblem]) -> pd.DataFrame:
@@ -1278,32 +1497,25 @@ def adversarial_study(
     n_removals: int,
     n_init: int = 10,
     n_phi_updates: int = 0,
+    n_jobs: int = 1,
     random_state: SeedLike = None,
 ) -> tuple[dict[str, RemovalRun], dict[str, np.ndarray]]:
     """Adversarial removal sequences (MUFC Figs. 3(e) and 4) on the datasets ``names`` in ``problems``.
 
     Returns ``(runs, dckm)`` as :func:`removal_study`: DC-KM is timed on the
     same requests. ``n_phi_updates`` recomputes phi^* along the sequence
-    (:func:`removal_run`).
+    (:func:`removal_run`). ``n_jobs`` processes share the sequences and give
+    the same runs as one, as in :func:`removal_study`.
     """
     rng = check_random_state(random_state)
-    runs, dckm = {}, {}
-    for name in names:
-        if name not in problems:
-            continue
-        server_n_init = problem_n_init(name, n_init)
-        runs[name] = removal_run(
-            problems[name],
-            n_removals=n_removals,
-            kind="adversarial",
-            server_n_init=server_n_init,
-            n_phi_updates=n_phi_updates,
-            random_state=rng,
-        )
-        dckm[name] = dckm_removal_seconds(
-            problems[name], runs[name].rounds, root_n_init=server_n_init, random_state=rng
-        )
-    return runs, dckm
+    plans = {
+        name: _plan_sequence(problems[name], rng, n_removals=n_removals, kind="adversarial",
+                             server_n_init=problem_n_init(name, n_init), n_phi_updates=n_phi_updates, dckm=True)
+        for name in names
+        if name in problems
+    }  # fmt: skip
+    done = dict(zip(plans, _run_sequences(list(plans.values()), n_jobs), strict=True))
+    return {name: run for name, (run, _) in done.items()}, {name: dckm for name, (_, dckm) in done.items()}
 
 
 def batch_study(
@@ -1314,6 +1526,7 @@ def batch_study(
     n_requests: int,
     n_trials: int = 1,
     n_init: int = 10,
+    n_jobs: int = 1,
     random_state: SeedLike = None,
 ) -> pd.DataFrame:
     """Batch removal (MUFC Fig. 5, App. M.5): requests of ``batch_size`` random points from one client.
@@ -1323,9 +1536,11 @@ def batch_study(
     ``batch_size``) and DC-KM on the same requests. Returns one row per
     request: dataset, batch size, trial, round, MUFC's and DC-KM's seconds,
     whether a client re-seeded, and both retraining times of that sequence.
+    ``n_jobs`` processes share the sequences and give the same runs as one, as
+    in :func:`removal_study`.
     """
     rng = check_random_state(random_state)
-    frames = []
+    keys, plans = [], []
     for name in names:
         if name not in problems:
             continue
@@ -1335,20 +1550,19 @@ def batch_study(
             if not has_removable_clients(problem, batch_size):
                 continue
             for trial in range(n_trials):
-                run = removal_run(
-                    problem, n_removals=n_requests, batch_size=batch_size, server_n_init=server_n_init,
-                    n_retrain_timings=2, random_state=rng,
-                )  # fmt: skip
-                frame = run.rounds[["round", "seconds", "reseeded"]].copy()
-                frame["DC-KM seconds"] = dckm_removal_seconds(
-                    problem, run.rounds, root_n_init=server_n_init, random_state=rng
-                )
-                frame.insert(0, "trial", trial)
-                frame.insert(0, "batch size", batch_size)
-                frame.insert(0, "dataset", name)
-                frame[BASELINE_SEEDING] = run.retrain_seconds
-                frame[BASELINE_LLOYD] = run.retrain_lloyd_seconds
-                frames.append(frame)
+                keys.append((name, batch_size, trial))
+                plans.append(_plan_sequence(problem, rng, n_removals=n_requests, batch_size=batch_size,
+                                            server_n_init=server_n_init, n_retrain_timings=2, dckm=True))  # fmt: skip
+    frames = []
+    for (name, batch_size, trial), (run, dckm) in zip(keys, _run_sequences(plans, n_jobs), strict=True):
+        frame = run.rounds[["round", "seconds", "reseeded"]].copy()
+        frame["DC-KM seconds"] = dckm
+        frame.insert(0, "trial", trial)
+        frame.insert(0, "batch size", batch_size)
+        frame.insert(0, "dataset", name)
+        frame[BASELINE_SEEDING] = run.retrain_seconds
+        frame[BASELINE_LLOYD] = run.retrain_lloyd_seconds
+        frames.append(frame)
     return pd.concat(frames, ignore_index=True)
 
 

@@ -9,10 +9,13 @@ and retrains (:func:`fedbook.knot.runs.runs_with_erasure`). The tables put the p
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
+from concurrent.futures import FIRST_COMPLETED, ProcessPoolExecutor, wait
 from dataclasses import dataclass
+from multiprocessing import get_context
 
 import numpy as np
 import pandas as pd
+from threadpoolctl import threadpool_info, threadpool_limits
 
 from fedbook._verdict import WITHIN_NOISE, compare_to_noise
 from fedbook._verdict import verdict as verdict_rule
@@ -21,7 +24,7 @@ from fedbook.knot.runs import (
     Run,
     parallel_map,
     run_without_erasure,
-    runs_with_erasure,
+    runs_with_erasures,
 )
 from fedbook.knot.tasks import Task, TaskData
 from fedbook.papers import knot as paper
@@ -134,12 +137,44 @@ def pilots(tasks: Sequence[Task], prepared: Sequence[TaskData], seed: int, *, n_
         keywords={"horizon": PILOT_HORIZON},
     )
     for task, run in zip(tasks, runs, strict=True):
-        if not run.reached:
-            raise RuntimeError(
-                f"{task.name}: FedBuff did not reach the target {task.metric} {task.target} within "
-                f"{PILOT_HORIZON:.0f} simulated seconds; lower the target."
-            )
+        _check_pilot(task, run)
     return runs
+
+
+def _check_pilot(task: Task, run: Run) -> None:
+    if not run.reached:
+        raise RuntimeError(
+            f"{task.name}: FedBuff did not reach the target {task.metric} {task.target} within "
+            f"{PILOT_HORIZON:.0f} simulated seconds; lower the target."
+        )
+
+
+@dataclass(frozen=True)
+class StudyPlan:
+    """What one study of :func:`study_set` runs: its tasks, when the erasure comes, the methods and counts.
+
+    Parameters
+    ----------
+    tasks : sequence of str
+        Names of the tasks (a subset of those given to :func:`study_set`, in the study's order).
+    fraction : float, default=LATE
+        The erasure comes at this fraction of the pilot's time to target.
+    methods : sequence of str, default=METHODS
+        Methods.
+    counts : dict of str to tuple of int, optional
+        Erasure counts per method; default each task's ``erased`` for every method but FedAvg, which
+        only runs Fig. 6c's larger count (it is the baseline of its speed-ups).
+    """
+
+    tasks: Sequence[str]
+    fraction: float = LATE
+    methods: Sequence[str] = METHODS
+    counts: Mapping[str, tuple[int, ...]] | None = None
+
+    def chosen_counts(self, task: Task, method: str) -> tuple[int, ...]:
+        """The erasure counts of ``method`` on ``task``."""
+        default = task.erased[1:] if method == "FedAvg" else task.erased
+        return tuple(default if self.counts is None or method not in self.counts else self.counts[method])
 
 
 def studies(
@@ -180,29 +215,162 @@ def studies(
     list of Study
         One per task.
     """
-    pilot_runs = pilots(tasks, prepared, pilot_seed, n_jobs=n_jobs)
-    jobs, owners = [], []
-    plan = []
-    for t, (task, data, pilot) in enumerate(zip(tasks, prepared, pilot_runs, strict=True)):
-        erase_time = fraction * pilot.time_to_target
-        horizon = erase_time + HORIZON_FACTOR * pilot.time_to_target
-        plan.append((erase_time, horizon))
-        for seed in seeds:
-            for method in methods:
-                default = task.erased[1:] if method == "FedAvg" else task.erased
-                chosen = default if counts is None or method not in counts else counts[method]
-                jobs.append((task, data, method, seed, erase_time, horizon, chosen))
-                owners.append(t)
-    results = parallel_map(_erasure_job, jobs, n_jobs=n_jobs)
+    plan = StudyPlan([task.name for task in tasks], fraction=fraction, methods=tuple(methods), counts=counts)
+    return study_set(tasks, prepared, seeds, [plan], pilot_seed=pilot_seed, n_jobs=n_jobs)[0]
+
+
+def study_set(
+    tasks: Sequence[Task],
+    prepared: Sequence[TaskData],
+    seeds: Sequence[int],
+    plans: Sequence[StudyPlan],
+    *,
+    pilot_seed: int = 0,
+    n_jobs: int = 1,
+) -> list[list[Study]]:
+    """Several :func:`studies` of the same tasks at once (e.g. a late and an early erasure), sharing their work.
+
+    Each task's pilot runs once for every study, and each (task, method, seed) trains once: the trainer is
+    copied at every study's erasure time (:func:`fedbook.knot.runs.runs_with_erasures`), so a study equals
+    the one :func:`studies` gives alone, bit for bit. On ``n_jobs`` processes the pilots go first (a task's
+    runs wait for its pilot's time to target), then the runs, the tasks with the slowest pilots first, so that
+    short runs fill in at the end; the results do not depend on ``n_jobs`` or on the order the runs finish in.
+
+    Parameters
+    ----------
+    tasks : sequence of Task
+        Every task of the plans.
+    prepared : sequence of TaskData
+        Their data.
+    seeds : sequence of int
+        Seeds.
+    plans : sequence of StudyPlan
+        The studies.
+    pilot_seed : int, default=0
+        Seed of the pilots that fix the erasure times.
+    n_jobs : int, default=1
+        Processes.
+
+    Returns
+    -------
+    list of list of Study
+        For every plan, one study per task of the plan, in the plan's order.
+    """
+    by_name = {task.name: (task, data) for task, data in zip(tasks, prepared, strict=True)}
+    names = [task.name for task in tasks if any(task.name in plan.tasks for plan in plans)]
+    times: dict[str, list] = {}  # task -> per plan (erase_time, horizon), or None
+    units: dict[tuple[str, str, int], list] = {}  # (task, method, seed) -> [(plan index, erasure)]
+
+    def jobs_of(name: str, pilot: Run) -> list[tuple]:
+        _check_pilot(by_name[name][0], pilot)
+        task = by_name[name][0]
+        times[name] = []
+        mine = []
+        for p, plan in enumerate(plans):
+            if name not in plan.tasks:
+                times[name].append(None)
+                continue
+            erase_time = plan.fraction * pilot.time_to_target
+            horizon = erase_time + HORIZON_FACTOR * pilot.time_to_target
+            times[name].append((erase_time, horizon))
+            for seed in seeds:
+                for method in plan.methods:
+                    key = (name, method, seed)
+                    if key not in units:
+                        units[key] = []
+                        mine.append(key)
+                    units[key].append((p, (erase_time, horizon, plan.chosen_counts(task, method))))
+        return [(key, tuple(erasure for _, erasure in units[key])) for key in mine]
+
+    pilot_runs, results = _run_pipeline(by_name, names, pilot_seed, jobs_of, n_jobs=n_jobs)
     out = []
-    for t, (task, pilot, (erase_time, horizon)) in enumerate(zip(tasks, pilot_runs, plan, strict=True)):
-        runs = [run for owner, batch in zip(owners, results, strict=True) if owner == t for run in batch]
-        out.append(Study(task=task, pilot=pilot, erase_time=erase_time, horizon=horizon, runs=runs))
+    for p, plan in enumerate(plans):
+        studies_ = []
+        for name in plan.tasks:
+            erase_time, horizon = times[name][p]
+            runs_ = []
+            for seed in seeds:
+                for method in plan.methods:
+                    key = (name, method, seed)
+                    index = [q for q, _ in units[key]].index(p)
+                    runs_.extend(results[key][index])
+            studies_.append(Study(task=by_name[name][0], pilot=pilot_runs[name], erase_time=erase_time,
+                                  horizon=horizon, runs=runs_))  # fmt: skip
+        out.append(studies_)
     return out
 
 
-def _erasure_job(task, data, method, seed, erase_time, horizon, counts) -> list[Run]:
-    return runs_with_erasure(task, data, method, seed, erase_time=erase_time, horizon=horizon, counts=counts)
+#: The tasks and prepared data of a worker process of :func:`_run_pipeline`, by task name (sent once per process).
+_WORKER_DATA: dict[str, tuple[Task, TaskData]] = {}
+
+#: A worker's BLAS thread setting, kept alive with the process.
+_WORKER_LIMITS: list = []
+
+
+def _install(by_name: dict[str, tuple[Task, TaskData]], blas_threads: int) -> None:
+    """A worker's initializer: keep the tasks and their data; one torch thread, and the parent's BLAS threads.
+
+    The trainers train and test on one torch thread wherever they run (their ``n_threads``); numpy's BLAS
+    gets as many threads as in the parent, where ``n_jobs=1`` runs, since a product's rounding depends on
+    how many threads share it: the runs are the same bits for any ``n_jobs``.
+    """
+    import torch
+
+    _WORKER_DATA.clear()
+    _WORKER_DATA.update(by_name)
+    torch.set_num_threads(1)
+    _WORKER_LIMITS.append(threadpool_limits(blas_threads, user_api="blas"))
+
+
+def _pilot_job(name: str, seed: int) -> Run:
+    task, data = _WORKER_DATA[name]
+    return run_without_erasure(task, data, "FedBuff", seed, horizon=PILOT_HORIZON)
+
+
+def _erasures_job(name: str, method: str, seed: int, erasures: tuple) -> list[list[Run]]:
+    task, data = _WORKER_DATA[name]
+    return runs_with_erasures(task, data, method, seed, erasures=erasures)
+
+
+def _run_pipeline(by_name, names, pilot_seed, jobs_of, *, n_jobs):
+    """Pilots, then the runs they unlock, on ``n_jobs`` processes; returns pilots and runs by key."""
+    pilot_runs, results = {}, {}
+    if n_jobs <= 1:
+        for name in names:
+            task, data = by_name[name]
+            pilot_runs[name] = run_without_erasure(task, data, "FedBuff", pilot_seed, horizon=PILOT_HORIZON)
+        for name in names:
+            for key, erasures in jobs_of(name, pilot_runs[name]):
+                task, data = by_name[key[0]]
+                results[key] = runs_with_erasures(task, data, key[1], key[2], erasures=erasures)
+        return pilot_runs, results
+    waiting = [(0, 0.0, i, ("pilot", name)) for i, name in enumerate(names)]  # (pilots first, priority, order, job)
+    counter = len(waiting)
+    blas_threads = max((pool["num_threads"] for pool in threadpool_info() if pool["user_api"] == "blas"), default=1)
+    with ProcessPoolExecutor(max_workers=n_jobs, mp_context=get_context("spawn"), initializer=_install,
+                             initargs=(by_name, blas_threads)) as pool:  # fmt: skip
+        running: dict = {}
+        while waiting or running:
+            waiting.sort()
+            while waiting and len(running) < n_jobs:
+                *_, job = waiting.pop(0)
+                if job[0] == "pilot":
+                    running[pool.submit(_pilot_job, job[1], pilot_seed)] = job
+                else:
+                    key, erasures = job[1], job[2]
+                    running[pool.submit(_erasures_job, *key, erasures)] = job
+            done, _ = wait(list(running), return_when=FIRST_COMPLETED)
+            for future in done:
+                job = running.pop(future)
+                if job[0] == "pilot":
+                    pilot = pilot_runs[job[1]] = future.result()
+                    for key, erasures in jobs_of(job[1], pilot):
+                        # the slowest tasks first (by their pilot), then the method and seed order
+                        waiting.append((1, -pilot.wall_seconds, counter, ("runs", key, erasures)))
+                        counter += 1
+                else:
+                    results[job[1]] = future.result()
+    return pilot_runs, results
 
 
 def _mean_std(values) -> tuple[float, float, int]:

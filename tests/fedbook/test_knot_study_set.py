@@ -1,0 +1,66 @@
+"""KNOT's comparison runs shared between studies and spread over processes: the same runs, bit for bit."""
+
+from __future__ import annotations
+
+import dataclasses
+
+import numpy as np
+import pytest
+from fedbook.knot import comparison, runs, tasks
+
+from fedlib.learn import LocalSGD
+
+
+@pytest.fixture(scope="module")
+def tiny():
+    task = dataclasses.replace(
+        tasks.tasks("ci")["MNIST"], n_clients=8, concurrency=4, buffer=2, per_client=15, test_size=100,
+        target=0.4, erased=(1, 2), local=LocalSGD(lr=0.05, batch_size=10, epochs=1, momentum=0.9),
+    )  # fmt: skip
+    return task, tasks.prepare(task, random_state=0)
+
+
+def _same(a: runs.Run, b: runs.Run) -> None:
+    """Every field but the wall-clock seconds, and the curves, bit for bit."""
+    timing = {"wall_seconds", "train_seconds", "eval_seconds", "overhead_seconds", "curve"}
+    for field in dataclasses.fields(runs.Run):
+        if field.name not in timing:
+            x, y = getattr(a, field.name), getattr(b, field.name)
+            assert x == y or (x != x and y != y), field.name  # NaN equals NaN here
+    for name in ("times", "best", "scores"):
+        np.testing.assert_array_equal(getattr(a.curve, name), getattr(b.curve, name))
+
+
+def test_one_training_for_several_erasure_times_gives_the_runs_of_each_alone(tiny):
+    task, data = tiny
+    erasures = [(70.0, 300.0, (1, 2)), (25.0, 250.0, (1,))]  # the later one first: any order
+    shared = runs.runs_with_erasures(task, data, "KNOT", 2, erasures=erasures)
+    for (erase_time, horizon, counts), together in zip(erasures, shared, strict=True):
+        alone = runs.runs_with_erasure(task, data, "KNOT", 2, erase_time=erase_time, horizon=horizon, counts=counts)
+        assert len(together) == len(alone) == len(counts)
+        for a, b in zip(together, alone, strict=True):
+            _same(a, b)
+
+
+def test_study_set_equals_separate_studies_for_any_n_jobs(tiny):
+    task, data = tiny
+    early = {m: (1,) for m in ("FedBuff", "KNOT")}
+    plans = [
+        comparison.StudyPlan([task.name], fraction=comparison.LATE, methods=("FedAvg", "FedBuff", "KNOT")),
+        comparison.StudyPlan([task.name], fraction=comparison.EARLY, methods=("FedBuff", "KNOT"), counts=early),
+    ]
+    one = comparison.study_set([task], [data], [0, 1], plans, n_jobs=1)
+    two = comparison.study_set([task], [data], [0, 1], plans, n_jobs=2)
+    late = comparison.studies([task], [data], [0, 1], methods=("FedAvg", "FedBuff", "KNOT"))
+    early_alone = comparison.studies([task], [data], [0, 1], fraction=comparison.EARLY, methods=("FedBuff", "KNOT"),
+                                     counts=early)  # fmt: skip
+    for study_set in (two, [late, early_alone]):
+        for mine, theirs in zip(one, study_set, strict=True):
+            for a, b in zip(mine, theirs, strict=True):
+                assert (a.task, a.erase_time, a.horizon) == (b.task, b.erase_time, b.horizon)
+                _same(a.pilot, b.pilot)
+                assert len(a.runs) == len(b.runs)
+                for x, y in zip(a.runs, b.runs, strict=True):
+                    _same(x, y)
+    assert [r.method for r in one[0][0].runs] == ["FedAvg", "FedBuff", "FedBuff", "KNOT", "KNOT"] * 2
+    assert [r.n_erased for r in one[1][0].runs] == [1, 1] * 2
