@@ -708,8 +708,8 @@ def _exactness(model, report, system, audit, X, parts, tail, seed, n_exactness: 
     if not report.exact:
         reference = _fit(system.retraining(settings, seed), audit.X_rest, audit.parts_rest, system.federated)
         return f"approximate: {_centre_distance(model, reference):.2g} from retrained"
+    request = {"clients": [audit.client]} if system.federated else {"samples": tail}
     try:
-        request = {"clients": [audit.client]} if system.federated else {"samples": tail}
         check = _quiet(lambda: check_bitwise(model, **request))
     except NotImplementedError:
         check = None
@@ -719,7 +719,6 @@ def _exactness(model, report, system, audit, X, parts, tail, seed, n_exactness: 
         return "bit-identical"
     if n_exactness < 2:
         return "bit-identical (" + ", ".join(check.unchecked) + " not tested)" if check is not None else "not tested"
-    request = {"clients": [audit.client]} if system.federated else {"samples": tail}
     test = _quiet(
         lambda: exactness_test(
             partial(system.estimator, settings), X, parts=parts if system.federated else None, **request,

@@ -185,7 +185,6 @@ def which_method_when(systems: pd.DataFrame, attacks: pd.DataFrame, hides: dict[
     per_system = cost.groupby(["domain", "system"]).agg(
         cost=("cost", "median"),
         exact=("exactness", lambda v: all(_exact(w) for w in v)),
-        quality=("quality after", "size"),
     )
     distance = (cost["quality after"] - cost["quality retrained"]).abs()
     per_system["quality gap"] = cost.assign(q=distance).groupby(["domain", "system"])["q"].max()
