@@ -98,7 +98,9 @@ class FedEraser(AsyncFederatedTrainer):
     (rebuilt), ``replayed`` (cluster → the stored rounds replayed, in order; rounds left with no
     other client are skipped), ``calibrating_clients`` (cluster → clients that trained, a client
     counting once per step) and ``simulated_seconds`` (cluster → simulated time charged: the
-    slowest calibrating client of every step after the first, ``r · T_k``).
+    slowest calibrating client of every step after the first, ``r · T_k``). Only the cluster's
+    first stored round goes uncalibrated: if it held only forgotten clients, every replayed round
+    is calibrated.
 
     Examples
     --------
@@ -167,12 +169,15 @@ class FedEraser(AsyncFederatedTrainer):
         for n in np.unique(self.cluster_labels_[took_part]).tolist():
             params = self.checkpoints_[n][0].astype(np.float32).copy()
             rounds, count, seconds = [], 0, 0.0
-            for stored in (s for s in self.stored_updates_ if s.cluster == n):
+            for step, stored in enumerate(s for s in self.stored_updates_ if s.cluster == n):
                 keep = ~np.isin(stored.clients, forgotten)
                 if not keep.any():
                     continue
                 ids, updates = stored.clients[keep], stored.updates[keep]
-                if rounds:  # calibrate: the stored length in the direction of fresh training from the rebuilt model
+                # only the cluster's first stored round was trained from the initial model: every later one is
+                # calibrated, even when the rounds before it were skipped (the stored length in the direction
+                # of fresh training from the rebuilt model)
+                if step > 0:
                     fresh = self.local_updates(
                         params, ids, local=config, fraction=fraction, round_index=stored.round_index,
                         random_state=self._root,

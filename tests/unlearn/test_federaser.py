@@ -6,7 +6,7 @@ import numpy as np
 import pytest
 
 from fedlib.exceptions import UnlearningRequestError
-from fedlib.learn import LocalSGD, fedavg_weights, pareto_training_times
+from fedlib.learn import LocalSGD, fedavg_mean, fedavg_weights, pareto_training_times
 from fedlib.unlearn import FedEraser
 
 
@@ -90,3 +90,35 @@ def test_a_client_that_never_took_part_changes_nothing(task):
     report = trainer.unlearn(clients=[idle])
     assert report.details["clusters"] == () and report.rounds == 0 and not report.server_refit
     np.testing.assert_array_equal(trainer.params_, before)
+
+
+def test_a_first_stored_round_of_forgotten_clients_only_leaves_every_applied_round_calibrated(task):
+    # one result per aggregation: the cluster's first stored round (trained from the initial model) holds the
+    # victim alone and is skipped; the next stored round was trained from models that had seen the victim, so
+    # it is calibrated like every later one (Liu et al. 2021: only step 1 starts from the initial model)
+    trainer = make(task, concurrency=4, buffer=1).run(rounds=6)
+    stored = list(trainer.stored_updates_)
+    (victim,) = stored[0].clients.tolist()
+    applied = [s for s in stored if not np.isin(s.clients, [victim]).all()]
+    assert applied[0] is stored[1] and len(applied) >= 2 and victim not in stored[1].clients
+    initial, clock, d = trainer.checkpoints_[0][0].copy(), trainer.time_, trainer.params_.shape[1]
+    report = trainer.unlearn(clients=[victim])
+    assert report.details["replayed"] == {0: tuple(s.round_index for s in applied)} and report.rounds == len(applied)
+    calibrated = sum(int((s.clients != victim).sum()) for s in applied)
+    assert report.details["calibrating_clients"] == {0: calibrated}
+    assert report.bytes_sent == calibrated * d * 4
+    expected = sum(0.5 * task[3][s.clients[s.clients != victim]].max() for s in applied)
+    assert report.details["simulated_seconds"][0] == pytest.approx(expected)
+    assert trainer.time_ == pytest.approx(clock + expected)
+    # by hand: every applied round takes its stored lengths in the direction of training from the rebuilt model
+    steps = [initial]
+    for s in applied:
+        keep = s.clients != victim
+        fresh = trainer.local_updates(steps[-1], s.clients[keep], local=LocalSGD(lr=0.1, batch_size=10, epochs=1),
+                                      round_index=s.round_index, random_state=3)  # fmt: skip
+        direction = fresh.deltas.astype(np.float64)
+        lengths = np.linalg.norm(s.updates[keep].astype(np.float64), axis=1) / np.linalg.norm(direction, axis=1)
+        steps.append((steps[-1] + fedavg_mean(direction * lengths[:, None], s.n_samples[keep])).astype(np.float32))
+    np.testing.assert_array_equal(trainer.params_[0], steps[-1])
+    raw = (initial + fedavg_mean(applied[0].updates.astype(np.float64), applied[0].n_samples)).astype(np.float32)
+    assert not np.allclose(raw, steps[1])  # applying the first replayed round raw would give another model
