@@ -180,7 +180,14 @@ def _gaussian(values: np.ndarray, mask: np.ndarray, fix_variance: bool, side: st
     mean = np.where(mask, values, 0.0).sum(axis=0) / counts
     centred = np.where(mask, values - mean, 0.0)
     if fix_variance:  # one variance for all candidates, pooled within candidates (Carlini et al., Sec. IV-C)
-        std = np.full(mean.shape, np.sqrt((centred**2).sum() / max(int(counts.sum() - counts.size), 1)))
+        dof = int(counts.sum() - counts.size)
+        if dof < 1:
+            raise ValueError(
+                f"LiRA's pooled '{side}' variance has no degree of freedom: every candidate has exactly one "
+                f"'{side}' shadow, so no spread can be measured; train more shadows (at least one candidate "
+                "needs two)."
+            )
+        std = np.full(mean.shape, np.sqrt((centred**2).sum() / dof))
     else:
         std = np.sqrt((centred**2).sum(axis=0) / (counts - 1))
     return mean, np.maximum(std, 1e-12)
@@ -215,7 +222,8 @@ def lira_scores(target, shadows: ShadowScores, *, online: bool = True, fix_varia
     Raises
     ------
     ValueError
-        For a target of the wrong length, or too few "in"/"out" shadows per candidate.
+        For a target of the wrong length, too few "in"/"out" shadows per candidate, or (``fix_variance``)
+        a side on which every candidate has a single shadow: its pooled variance cannot be estimated.
 
     Examples
     --------

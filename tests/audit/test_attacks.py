@@ -152,12 +152,21 @@ def test_lira_is_the_gaussian_likelihood_ratio_of_its_definition():
 
 
 def test_lira_needs_shadows_on_both_sides():
-    shadows = ShadowScores(np.zeros((2, 3)), np.array([[True, False, True], [False, True, False]]))
-    lira_scores(np.zeros(3), shadows)  # one per side is enough with a pooled variance
+    inside = np.array([[True, False, True], [False, True, False], [False, True, False]])
+    shadows = ShadowScores(np.array([[0.0, 1.0, 2.0], [1.0, 0.5, 0.0], [3.0, 0.0, 1.0]]), inside)
+    scores = lira_scores(np.zeros(3), shadows)  # one shadow per side is enough where another candidate has two
+    assert np.isfinite(scores).all() and np.abs(scores).max() < 1e3
     with pytest.raises(ValueError, match="at least 2 'out' shadow"):
         lira_scores(np.zeros(3), shadows, fix_variance=False)
     with pytest.raises(ValueError, match="3 statistics per model"):
         lira_scores(np.zeros(4), shadows)
+
+
+def test_lira_refuses_a_pooled_variance_without_a_degree_of_freedom():
+    """Every candidate with exactly one shadow per side: no spread can be measured, so no silent 1e12 scores."""
+    shadows = ShadowScores(np.array([[1.0, 0.0], [0.0, 1.0]]), np.array([[True, False], [False, True]]))
+    with pytest.raises(ValueError, match="no degree of freedom"):
+        lira_scores(np.array([1.0, 0.0]), shadows, online=False)
 
 
 # -- statistics ---------------------------------------------------------------------------------------------------
