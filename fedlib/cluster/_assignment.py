@@ -13,8 +13,9 @@ The paper turns the lexicographic objective into the separable cost
 unimodular constraint matrix, and hands Meyer's λ-LP to a float LP solver.
 Those weights reach ``(KN)^100``: about ``10^270`` at ``K = 100`` and past the
 float64 range at ``K = 250``. Here the same costs are exact Python integers in
-a min-cost flow, the transportation problem's natural form; any base above
-``K`` preserves the order, and the smallest, ``K + 1``, keeps the integers short.
+a min-cost flow, the transportation problem's natural form; any base of at
+least ``K`` preserves the order (only ``K`` entries are non-zero), and ``K + 1``,
+the smallest that also works at ``K = 1``, keeps the integers short.
 
 The flow is solved by successive shortest paths, one client at a time (as
 Jonker and Volgenant do for assignment): with only ``N`` clusters, a path that
@@ -432,7 +433,7 @@ def lexmin_assignment(
     check_option(method, "method", ASSIGNMENT_METHODS)
     K, N = D.shape
     lo, hi = size_bounds(K, N, lower, upper)
-    base = K + 1  # any base > K orders sums of K powers like the sorted vectors (the paper's Lemma)
+    base = K + 1  # any base >= K orders sums of K powers like sorted vectors (the Lemma); K + 1 also at K = 1
     # The lexicographic order of sorted vectors depends only on the order of the ratings: weigh each rating's
     # rank among the distinct values, not the rating, so the exponents stay below K·N whatever the ratings.
     ranks = np.unique(D, return_inverse=True)[1].reshape(D.shape).tolist()

@@ -926,6 +926,12 @@ class AsyncFederatedTrainer(UnlearningMixin, BaseEstimator):
         (cluster → the checkpoint's round) and ``took_part`` (per forgotten client,
         whether it had been sent a model). ``clients_retrained`` is empty and
         ``rounds`` 0: retraining is the training that follows, on the same clock.
+
+        ``exact=True`` means exact *given the clusters*: no rolled-back model holds anything of the
+        forgotten clients' data. When the clusters were computed from the clients' data (KNOT's
+        profiling round, :meth:`profile`, averages every client's update), the grouping of the others
+        depends on the forgotten clients too, and KNOT run from scratch without them could group
+        the others differently.
         """
         rollback = check_bool(rollback, "rollback")
         began = time.perf_counter()
