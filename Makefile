@@ -1,5 +1,6 @@
 # fedlib & the Federated Unlearning Book.
 #   make book   set up .venv, execute every chapter at SCALE (default "default"), build the HTML
+#               (EDITION=student: the same executed chapters with every solution removed)
 #   make test   set up .venv, run the whole test suite (chapters at scale "ci", strict book build, browser check)
 SHELL := /bin/bash
 .SHELLFLAGS := -eo pipefail -c
@@ -24,9 +25,20 @@ LIBRARY  := $(shell find fedlib book/fedbook -name '*.py') pyproject.toml book/p
 BOOKSRC  := _config.yml _toc.yml $(shell find book -type f ! -name '*.pyc')
 SRC      := _build/$(SCALE)/src
 EXECUTED := $(patsubst %.md,$(SRC)/%.ipynb,$(CHAPTERS))
+# Each part's lab: its chapters' coding exercises in one notebook (tools/make_lab.py), run at scale "ci".
+LAB_PARTS := primer foundations mufc secfc secagg_fu knot compared
+LABS     := $(patsubst %,$(SRC)/labs/%.ipynb,$(LAB_PARTS))
+# EDITION=instructor (solutions in dropdowns) or student (every solution removed, built from the same executed notebooks).
+EDITION  ?= instructor
+ifeq ($(EDITION),student)
+HTML     := _build/$(SCALE)/student/_build/html/index.html
+else ifeq ($(EDITION),instructor)
 HTML     := _build/$(SCALE)/_build/html/index.html
+else
+$(error EDITION must be instructor or student, not $(EDITION))
+endif
 
-.PHONY: book test setup chapters chapter lint clean
+.PHONY: book test setup chapters labs lab chapter lint clean
 .DEFAULT_GOAL := book
 
 setup: $(STAMP)
@@ -45,12 +57,29 @@ $(SRC)/%.ipynb: %.md $(LIBRARY) $(STAMP)
 
 chapters: $(EXECUTED)
 
-$(HTML): $(EXECUTED) $(BOOKSRC) $(LIBRARY) tools/build_book.py
-	$(PY) tools/build_book.py --scale $(SCALE)
+.SECONDEXPANSION:
+$(SRC)/labs/%.ipynb: $$(wildcard notebooks/$$*/*.md) _toc.yml tools/make_lab.py tools/exercises.py $(LIBRARY) $(STAMP)
+	$(PY) tools/make_lab.py notebooks/$* _build/$(SCALE)/labsrc/$*.md
+	$(PY) tools/run_chapter.py _build/$(SCALE)/labsrc/$*.md $@ -p scale ci -p seed $(SEED)
+
+labs: $(LABS)
+
+$(HTML): $(EXECUTED) $(LABS) $(BOOKSRC) $(LIBRARY) tools/build_book.py tools/exercises.py
+	$(PY) tools/build_book.py --scale $(SCALE) --edition $(EDITION)
 	@touch $@
 
 book: $(HTML)
 	@echo "The book's front page: $(abspath $(HTML))"
+
+# Work on the labs in a browser: JupyterLab (pinned in requirements-lab.txt) in .venv, opened on the labs without solutions.
+LABSTAMP := $(VENV)/.fedlib-lab-installed
+$(LABSTAMP): requirements-lab.txt constraints.txt $(STAMP)
+	$(PY) -m pip install --quiet --disable-pip-version-check -r requirements-lab.txt -c constraints.txt
+	@touch $@
+
+lab: $(LABSTAMP) $(LABS)
+	$(PY) tools/exercises.py strip _build/$(SCALE)/student-labs $(LABS)
+	$(VENV)/bin/jupyter lab _build/$(SCALE)/student-labs
 
 # Rerun one chapter, always: make chapter CHAPTER=notebooks/foundations/kmeans.md SCALE=paper SEED=1
 chapter: $(STAMP)

@@ -56,9 +56,10 @@ def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item
             item._nodeid = item.nodeid + suffix
 
 
-def make(target: str) -> subprocess.CompletedProcess:
+def make(target: str, *variables: str) -> subprocess.CompletedProcess:
+    """``make SCALE=ci [VARIABLE=value ...] target`` in the repository."""
     return subprocess.run(
-        ["make", "--no-print-directory", f"SCALE={SCALE}", target],
+        ["make", "--no-print-directory", f"SCALE={SCALE}", *variables, target],
         cwd=ROOT,
         capture_output=True,
         text=True,

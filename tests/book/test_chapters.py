@@ -38,6 +38,11 @@ def test_chapter_executes_at_ci_scale(chapter):
     assert injected and f'scale = "{SCALE}"' in "".join(injected[0]["source"])
     errors = [o for c in notebook["cells"] for o in c.get("outputs", []) if o.get("output_type") == "error"]
     assert not errors
+    # Every coding exercise's check ran on the chapter's reference solution and passed.
+    for c in notebook["cells"]:
+        if "check" in c.get("metadata", {}).get("tags", []):
+            shown = "".join("".join(o.get("data", {}).get("text/plain", "")) for o in c.get("outputs", []))
+            assert shown.startswith("[PASSED]"), f"{chapter}: {''.join(c['source'])} -> {shown!r}"
 
 
 @pytest.mark.parametrize("chapter", chapters())
@@ -50,7 +55,8 @@ def test_chapter_has_parameters_cell_and_defines_no_functions(chapter):
     params = next(c.source for c in notebook.cells if "parameters" in c.metadata.get("tags", []))
     assert "scale" in params and "seed" in params
     for cell in notebook.cells:
-        if cell.cell_type == "code":
+        # A coding exercise's starter and solution are the student's code: they may define functions.
+        if cell.cell_type == "code" and not {"starter", "solution"} & set(cell.metadata.get("tags", [])):
             assert not any(line.startswith(("def ", "class ")) for line in cell.source.splitlines()), (
                 "algorithms belong in fedlib, not in a chapter"
             )
