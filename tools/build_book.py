@@ -94,11 +94,13 @@ def stage_student(src: Path) -> Path:
             text = nbformat.writes(strip_solutions(nbformat.read(path, as_version=4)))
         elif path.suffix == ".md" and rel.parts[0] == "book":
             text = path.read_text()
-            if "solution-start" in text:
+            if "```{solution-start}" in text or "```{solution}" in text:
                 raise SystemExit(f"{rel}: a book page with a solution; put exercises in chapters")
         elif path.name == "_config.yml":
             config = yaml.safe_load(path.read_text())
             config["title"] = f"{config['title']} (student edition)"
+            # The course pages show the labs' times and checks as the instructor edition ran them.
+            config["sphinx"]["config"]["course_labs_source"] = str(src)
             text = yaml.safe_dump(config, sort_keys=False, allow_unicode=True)
         else:
             if not target.exists() or target.stat().st_mtime != path.stat().st_mtime:

@@ -22,7 +22,10 @@ from sphinx.util.docutils import SphinxDirective, SphinxRole
 
 
 def _lab_notebook(env, part: str) -> Path:
-    return Path(env.srcdir) / "labs" / f"{part}.ipynb"
+    # The student edition's labs have no solutions and no check outputs: read the instructor edition's, which
+    # ran them (``course_labs_source``, set by tools/build_book.py), so both editions show the same measurement.
+    source = env.config.course_labs_source or env.srcdir
+    return Path(source) / "labs" / f"{part}.ipynb"
 
 
 def lab_record(env, part: str) -> dict:
@@ -120,6 +123,7 @@ class LabTable(SphinxDirective):
 
 
 def setup(app):
+    app.add_config_value("course_labs_source", "", "env")
     app.add_role("lab-time", LabTime())
     app.add_directive("lab-table", LabTable)
     return {"parallel_read_safe": True, "parallel_write_safe": True}
