@@ -182,20 +182,57 @@ def accuracy_trials(
         seconds, and ``seeds hit every cluster`` (whether the K-means++ seeds
         fell in ``k`` different generating clusters).
     """
+    units = _trial_units(
+        dataset, n_clients=n_clients, k_primes=k_primes, n_runs=n_runs, random_state=random_state, methods=methods
+    )
+    return _run_trials([(dataset, units)], n_jobs=n_jobs, desc=dataset.name)[0]
+
+
+def _trial_units(dataset: Dataset, *, n_clients: int, k_primes, n_runs: int, random_state: SeedLike, methods):
+    """The independent units of :func:`accuracy_trials`, in its order, each with a rough cost for scheduling.
+
+    A split's cost grows with one SecFC round, ``m (k R + n)`` for ``R = 2t+1``
+    responders and ``n`` shares per point; a centralized run is far cheaper.
+    """
     X, y = dataset.X, dataset.y
     k = int(dataset.n_clusters)
+    m = len(y)
     seed = _base_seed(random_state)
     k_primes = [int(kp) for kp in k_primes]
+    split_cost = m * (k * (2 * default_colluders(n_clients) + 1) + n_clients)
     units = []
     for run in range(n_runs):
         if "Centralized Lloyd" in methods:
-            units.append(delayed(_central_rows)(X, y, k, run, seed + run, k_primes))
-        units.extend(delayed(_split_rows)(X, y, k, n_clients, kp, run, seed + run, tuple(methods)) for kp in k_primes)
-    results = Parallel(n_jobs=n_jobs)(progress(units, desc=dataset.name, leave=False))
-    frame = pd.DataFrame([row for rows in results for row in rows], columns=_COLUMNS)
-    frame = frame.sort_values(["method", "k'", "run"], key=_method_order, kind="stable", ignore_index=True)
-    frame.insert(0, "dataset", dataset.name)
-    return frame
+            units.append((m * k, delayed(_central_rows)(X, y, k, run, seed + run, k_primes)))
+        units.extend(
+            (split_cost, delayed(_split_rows)(X, y, k, n_clients, kp, run, seed + run, tuple(methods)))
+            for kp in k_primes
+        )
+    return units
+
+
+def _run_trials(problems, *, n_jobs: int, desc: str) -> list[pd.DataFrame]:
+    """Every unit of every ``(dataset, units)`` problem in one pool, the costliest first; one frame per problem.
+
+    One pool for all the problems leaves no process idle between them, and
+    starting the long units first keeps both busy to the end (longest
+    processing time first). Units are independent and seeded, so neither the
+    order nor ``n_jobs`` changes a result; each problem's rows are put back in
+    their order before sorting.
+    """
+    tagged = [(cost, p, i, unit) for p, (_, units) in enumerate(problems) for i, (cost, unit) in enumerate(units)]
+    order = sorted(range(len(tagged)), key=lambda j: -tagged[j][0])  # stable: ties keep their order
+    results = Parallel(n_jobs=n_jobs, batch_size=1)(progress([tagged[j][3] for j in order], desc=desc, leave=False))
+    per_problem: list[list] = [[None] * len(units) for _, units in problems]
+    for j, rows in zip(order, results, strict=True):
+        per_problem[tagged[j][1]][tagged[j][2]] = rows
+    frames = []
+    for (dataset, _), unit_rows in zip(problems, per_problem, strict=True):
+        frame = pd.DataFrame([row for rows in unit_rows for row in rows], columns=_COLUMNS)
+        frame = frame.sort_values(["method", "k'", "run"], key=_method_order, kind="stable", ignore_index=True)
+        frame.insert(0, "dataset", dataset.name)
+        frames.append(frame)
+    return frames
 
 
 def _method_order(column: pd.Series) -> pd.Series:
@@ -258,31 +295,41 @@ def gaussian_tables(
 ) -> dict[tuple[float, int], AccuracyTable]:
     """SecFC Tables 1 and 2: every ``(σ, k)`` of the paper, with ``n_samples[k]`` points and ``n_runs[k]`` runs.
 
-    ``n_jobs`` processes share the runs (:func:`accuracy_trials`); the tables do not depend on it.
+    ``n_jobs`` processes share the runs of all four tables (:func:`accuracy_trials`, in one pool); the tables
+    do not depend on it.
     """
-    tables = {}
+    problems, keys = [], []
     for sigma, published in [(1.0, paper.TABLE1), (20.0, paper.TABLE2)]:
         for k, setup in paper.GAUSSIAN_SETTINGS.items():
             data = gaussian_problem(k, sigma, n_samples=n_samples[k], random_state=random_state)
-            trials = accuracy_trials(
+            units = _trial_units(
                 data, n_clients=setup["n_clients"], k_primes=setup["k_primes"], n_runs=n_runs[k],
-                random_state=random_state, n_jobs=n_jobs,
+                random_state=random_state, methods=METHODS,
             )  # fmt: skip
-            tables[(sigma, k)] = AccuracyTable(data, trials, beside_paper(trials, published, k))
-    return tables
+            problems.append((data, units))
+            keys.append((sigma, k, published))
+    frames = _run_trials(problems, n_jobs=n_jobs, desc="Gaussian mixtures")
+    return {
+        (sigma, k): AccuracyTable(data, trials, beside_paper(trials, published, k))
+        for (sigma, k, published), (data, _), trials in zip(keys, problems, frames, strict=True)
+    }
 
 
 def mnist_tables(*, n_runs: int, random_state: SeedLike = 0, n_jobs: int = 1) -> dict[int, AccuracyTable]:
     """SecFC Table 3: rotated MNIST for each digit of the paper (``n_jobs`` as in :func:`gaussian_tables`)."""
-    tables = {}
+    problems = []
     for digit in paper.MNIST_DIGITS:
         data = rotated_mnist(digit, random_state=random_state)
-        trials = accuracy_trials(
+        units = _trial_units(
             data, n_clients=paper.MNIST_N_CLIENTS, k_primes=paper.MNIST_K_PRIMES, n_runs=n_runs,
-            random_state=random_state, n_jobs=n_jobs,
+            random_state=random_state, methods=METHODS,
         )  # fmt: skip
-        tables[digit] = AccuracyTable(data, trials, beside_paper(trials, paper.TABLE3, digit))
-    return tables
+        problems.append((data, units))
+    frames = _run_trials(problems, n_jobs=n_jobs, desc="rotated MNIST")
+    return {
+        digit: AccuracyTable(data, trials, beside_paper(trials, paper.TABLE3, digit))
+        for digit, (data, _), trials in zip(paper.MNIST_DIGITS, problems, frames, strict=True)
+    }
 
 
 def wide_table(side_by_side: pd.DataFrame) -> pd.DataFrame:

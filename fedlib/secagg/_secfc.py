@@ -9,11 +9,13 @@ polynomial of degree ``2(ℓ+t-1)`` — and the server interpolates it from any
 ``2ℓ+2t-1`` clients (Theorem 1) to get ``d'_{i,h}``, then assigns points.
 
 Client work per round, with ``X̃_j`` the ``m × ⌈d/ℓ⌉`` share matrix:
-``M̃ = onehot(S) X̃_j`` and ``G = X̃_j M̃ᵀ`` (exact modular matrix products at
-BLAS speed, :func:`fedlib.field.matmul_mod`), then
-``d̃ = ||μ̃_h||² − 2|S_h| G + |S_h|² ||x̃_i||²`` with ``||x̃_i||²`` computed once.
-The server's decoding is one weighted sum of the responses (precomputable
-Lagrange weights), ``O(k m R)`` per round.
+``M̃ = onehot(S) X̃_j`` (the coded centre sums), then
+``d̃ = ||μ̃_h||² − 2|S_h| x̃_i·μ̃_h + |S_h|² ||x̃_i||²`` as one product of
+``[X̃_j | ||x̃_i||² | 1]`` (``||x̃_i||²`` computed once) with
+``[−2|S_h| M̃ | |S_h|² | ||μ̃_h||²]ᵀ``: exact modular matrix products at BLAS
+speed on the augmented share matrix, split into limbs once
+(:class:`fedlib.field.LimbMatrix`). The server's decoding is one weighted sum
+of the responses (precomputable Lagrange weights), ``O(k m R)`` per round.
 """
 
 from __future__ import annotations
@@ -150,15 +152,29 @@ class CodedDistances:
         """
         q = self.q
         sizes = cluster_sizes(labels, n_clusters)
-        if j not in self._limbs:  # split once, reused every round
-            self._limbs[j] = LimbMatrix(self.shares[j], q)
-        X = self._limbs[j]
-        M = X.left_mul(membership_matrix(labels, n_clusters).toarray())  # coded (unnormalised) centres, k × ⌈d/ℓ⌉
-        G = X.left_mul_transposed(M).T  # m × k
+        X = self._augmented(j)  # [X̃_j | ||x̃_i||² | 1], split into limbs once, reused every round
+        M = self._centre_sums(j, membership_matrix(labels, n_clusters), sizes)  # coded centres, k × ⌈d/ℓ⌉
         centre_sq = sum_mod(mulmod(M, M, q), q)
-        twice = np.mod(2 * sizes, q)[None, :]
-        size_sq = np.mod(sizes * sizes, q)[None, :]
-        return np.mod(centre_sq[None, :] - mulmod(G, twice, q) + mulmod(self.share_sq[j][:, None], size_sq, q), q)
+        # d̃_{i,h} = [x̃_i, ||x̃_i||², 1] · [−2|S_h| μ̃_h, |S_h|², ||μ̃_h||²]: one product, m × k
+        W = np.column_stack([mulmod(M, np.mod(-2 * sizes, q)[:, None], q), np.mod(sizes * sizes, q), centre_sq])
+        return X.left_mul_transposed(W).T
+
+    def _centre_sums(self, j: int, onehot, sizes: NDArrayInt) -> NDArrayInt:
+        """``onehot @ X̃_j mod q``: summed in int64 when no cluster sum of residues can reach 2**63, else on limbs."""
+        if int(sizes.max(initial=0)) * (self.q - 1) < 2**63:
+            return np.mod(onehot @ self.shares[j], self.q)
+        return self._augmented(j).left_mul(onehot)[:, :-2]
+
+    def _augmented(self, j: int) -> LimbMatrix:
+        """Client ``j``'s ``[X̃_j | ||x̃_i||² | 1]`` (``m × (⌈d/ℓ⌉ + 2)``), split into limbs at its first round."""
+        if j not in self._limbs:
+            shares = self.shares[j]
+            augmented = np.empty((shares.shape[0], shares.shape[1] + 2), dtype=np.int64)
+            augmented[:, :-2] = shares
+            augmented[:, -2] = self.share_sq[j]
+            augmented[:, -1] = 1
+            self._limbs[j] = LimbMatrix(augmented, self.q)
+        return self._limbs[j]
 
     def __call__(self, labels: NDArrayInt, n_clusters: int) -> NDArrayInt:
         """One round: the responders' coded distances, decoded to ``d'`` (int64, shape ``(m, n_clusters)``)."""

@@ -133,3 +133,72 @@ def test_mulmod_refuses_moduli_and_inputs_it_cannot_multiply_exactly():
     with pytest.raises(ValueError, match="residues in \\[0, q\\)"):
         mulmod([2], [7], 7)
     assert mulmod([6], [6], 7).tolist() == [1]
+
+
+@pytest.mark.parametrize("q", [101, Q50])
+def test_limb_matrix_takes_a_sparse_membership(q, global_random_seed):
+    from scipy.sparse import csr_matrix
+
+    from fedlib.field import LimbMatrix
+
+    rng = np.random.default_rng(global_random_seed)
+    m, w, k = 500, 6, 4
+    X = rng.integers(0, q, size=(m, w), dtype=np.int64)
+    labels = rng.integers(-1, k, m)
+    onehot = np.zeros((k, m), dtype=np.int64)
+    onehot[labels[labels >= 0], np.flatnonzero(labels >= 0)] = 1
+    prepared = LimbMatrix(X, q)
+    expected = ((onehot.astype(object) @ X.astype(object)) % q).astype(np.int64)
+    np.testing.assert_array_equal(prepared.left_mul(csr_matrix(onehot)), expected)
+    np.testing.assert_array_equal(prepared.left_mul(onehot), expected)
+
+
+@pytest.mark.parametrize("q", [101, 2**31 - 1, Q50])
+def test_wide_products_equal_python_integers(q, global_random_seed):
+    """SecFC's shapes (a few rows against thousands of shares), every orientation, at the largest values too."""
+    from fedlib.field import LimbMatrix
+
+    rng = np.random.default_rng(global_random_seed)
+    X = rng.integers(0, q, size=(9000, 40), dtype=np.int64)
+    X[:50] = q - 1
+    M = rng.integers(0, q, size=(16, 40), dtype=np.int64)
+    M[0] = q - 1
+    cols = np.concatenate([np.arange(50), rng.choice(9000, 200, replace=False), [4095, 4096, 8191, 8999]])
+    expected = (M.astype(object) @ X[cols].astype(object).T) % q
+    np.testing.assert_array_equal(LimbMatrix(X, q).left_mul_transposed(M)[:, cols], expected.astype(np.int64))
+    np.testing.assert_array_equal(matmul_mod(M, X.T, q)[:, cols], expected.astype(np.int64))
+    np.testing.assert_array_equal(matmul_mod(X, M.T, q)[cols], expected.T.astype(np.int64))
+    np.testing.assert_array_equal(LimbMatrix(X.T.copy(), q).left_mul(M)[:, cols], expected.astype(np.int64))
+
+
+@pytest.mark.parametrize("q", MODULI)
+@pytest.mark.parametrize(("r", "s", "c"), [(1, 13, 3000), (2, 12, 50), (1, 255, 40), (1, 256, 40), (3, 8, 1)])
+def test_products_with_a_few_scalars_equal_python_integers(q, r, s, c, global_random_seed):
+    """A small operand of at most 24 entries multiplies rows as scalars, on either side, at the largest values too."""
+    rng = np.random.default_rng(global_random_seed)
+    A = rng.integers(0, q, size=(r, s), dtype=np.int64)
+    B = rng.integers(0, q, size=(s, c), dtype=np.int64)
+    A[0, 0], B[0] = q - 1, q - 1
+    expected = ((A.astype(object) @ B.astype(object)) % q).astype(np.int64)
+    np.testing.assert_array_equal(matmul_mod(A, B, q), expected)
+    np.testing.assert_array_equal(matmul_mod(B.T, A.T, q), expected.T)
+
+
+@pytest.mark.parametrize("q", [2, 3, 101, 2**31 - 1, Q50])
+def test_unreduced_helpers_stay_exact_at_their_bounds(q, global_random_seed):
+    """The products' private helpers: ``_mulmod_by`` exact for |a| < 2**56 with |r| < 2**55, ``_combine``, ``_mod``."""
+    from fedlib.field._int64 import _combine, _mod, _mulmod_by
+
+    rng = np.random.default_rng(global_random_seed)
+    edges = [0, 1, -1, 2**56 - 1, -(2**56 - 1), 2**55, q - 1, -q, q]
+    a = np.concatenate([np.array(edges, dtype=np.int64), rng.integers(-(2**56) + 1, 2**56, size=2000)])
+    for c in {0, 1, q - 1, q // 2, int(rng.integers(0, q))}:
+        r = _mulmod_by(a, c, q)
+        assert int(np.abs(r).max()) < 2**55
+        assert [int(v) % q for v in r] == [int(x) * c % q for x in a]
+    values = np.array([0, 1, -1, 2**63 - 1, -(2**63), q, -q, q - 1], dtype=np.int64)
+    assert _mod(values, q).tolist() == [int(v) % q for v in values]
+    blocks = [np.array([2.0**53, 0.0, 2.0**53 - 1, float(rng.integers(0, 2**53))]) for _ in range(5)]
+    for shift in (1, 17, 20, 25, 50):
+        expected = [sum(int(b[i]) << (shift * s) for s, b in enumerate(blocks)) % q for i in range(4)]
+        assert _combine(blocks, shift, q).tolist() == expected

@@ -172,6 +172,37 @@ def test_coded_distances_decode_the_exact_integer_distances():
     assert oracle.n_samples == 50 and len(oracle.responders) == 1 and len(oracle.responders[0]) == 6
 
 
+def _response_in_python_integers(shares_j, labels, k, q):
+    """``d̃_{i,h} = ||Σ_{S_h} x̃ − |S_h| x̃_i||² mod q`` from one client's shares, in Python integers."""
+    S = shares_j.astype(object)
+    out = np.empty((len(S), k), dtype=object)
+    for h in range(k):
+        members = S[labels == h]
+        total = members.sum(axis=0) if len(members) else np.zeros(S.shape[1], dtype=object)
+        out[:, h] = (((total[None, :] - len(members) * S) ** 2).sum(axis=1)) % q
+    return out.astype(np.int64)
+
+
+@pytest.mark.parametrize(("m", "width", "k"), [(60, 4, 3), (9000, 2, 2)])
+def test_client_response_equals_python_integers(m, width, k):
+    """A client's message on arbitrary residues, with empty clusters and unassigned points; with m = 9000 a cluster
+    holds more than 2**13 shares, whose sum can pass 2**63 in int64, and is summed on limbs instead."""
+    rng = np.random.default_rng(m)
+    code = LagrangeCode(n_clients=5, n_segments=1, n_masks=1, prime=SECFC_PRIME)
+    shares = rng.integers(0, SECFC_PRIME, size=(5, m, width), dtype=np.int64)
+    if m > 2**13:  # residues near q: their int64 sum over the large cluster would wrap around
+        shares = SECFC_PRIME - 1 - rng.integers(0, 2**40, size=(5, m, width), dtype=np.int64)
+    shares[:, :3] = SECFC_PRIME - 1
+    oracle = CodedDistances(code, shares, n_responders=5, random_state=0)
+    labels = rng.integers(-1, k, size=m)
+    labels[rng.random(m) < 0.9] = 0  # one large cluster
+    if k > 2:
+        labels[labels == k - 1] = 1  # an empty cluster
+    for j in (0, 3):
+        expected = _response_in_python_integers(shares[j], labels, k, SECFC_PRIME)
+        np.testing.assert_array_equal(oracle.client_response(j, labels, k), expected)
+
+
 def test_a_corrupted_client_response_is_caught_by_the_extra_responders():
     class OneLiar(CodedDistances):
         def client_response(self, j, labels, n_clusters):
