@@ -208,9 +208,13 @@ def _as_features(X) -> torch.Tensor:
     """float32 tensor sharing memory with ``X`` when it is already a writable C-contiguous float32 array or tensor.
 
     A read-only array (a memory map that joblib hands to a worker, a frozen view) is copied once: torch
-    cannot share memory it may not write to.
+    cannot share memory it may not write to. A contiguous float32 tensor without gradient is returned as
+    it is, not as a new view of it: an estimator whose trainers all hold the same tensor (e.g.
+    :class:`fedlib.unlearn.ClusteredUnlearning`) then pickles one copy of the data, not one per trainer.
     """
     if isinstance(X, torch.Tensor):
+        if X.dtype == torch.float32 and X.is_contiguous() and not X.requires_grad:
+            return X
         return X.detach().to(torch.float32).contiguous()
     X = np.ascontiguousarray(X, dtype=np.float32)
     return torch.from_numpy(X if X.flags.writeable else X.copy())
@@ -218,6 +222,8 @@ def _as_features(X) -> torch.Tensor:
 
 def _as_labels(y) -> torch.Tensor:
     if isinstance(y, torch.Tensor):
+        if y.dtype == torch.int64 and y.is_contiguous() and not y.requires_grad:
+            return y  # as it is, like _as_features
         return y.detach().to(torch.int64).contiguous()
     y = np.asarray(y)
     if y.dtype.kind == "f" and np.isfinite(y).all() and (y == np.round(y)).all():

@@ -10,8 +10,8 @@ Fashion-MNIST, both with a small CNN, so that a laptop runs a chapter in minutes
 from __future__ import annotations
 
 import copy
+import dataclasses
 import re
-import time
 import warnings
 from dataclasses import dataclass
 
@@ -302,10 +302,24 @@ def build_system(
     return system.fit(images.X, images.y, parts=images.clients, test_data=(images.X_test, images.y_test))
 
 
-def _timed_system(images, row, options) -> tuple[ClusteredUnlearning, float]:
-    began = time.perf_counter()
-    system = build_system(images, row, **options)
-    return system, time.perf_counter() - began
+#: Rough costs, only to start the longest of a call's parallel jobs first (the order changes no result, only the wall
+#: time): one test prediction against one example's local training step, and secure aggregation against the local
+#: training of the same round (about three times as much on the chapter's runs).
+_PREDICTION_WORK, _SECURE_WORK = 0.15, 3.0
+
+
+def _training_work(images: FederatedImages, row: pd.Series, *, secure: bool, rounds: int, eval_every: int = 1) -> float:
+    """Rough cost of :func:`build_system` for one design row: examples trained, aggregated and predicted."""
+    n_clusters = max(1, images.n_clients // int(row["k"]))
+    secure = secure and int(row["k"]) < images.n_clients  # build_system: never for the global row
+    examples = sum(len(u) for u in images.clients)
+    evaluations = rounds // eval_every * n_clusters * len(images.y_test)
+    return rounds * examples * (1.0 + (_SECURE_WORK if secure else 0.0)) + _PREDICTION_WORK * evaluations
+
+
+def _system_seconds(system: ClusteredUnlearning) -> float:
+    """Local training and aggregation seconds of a system's :meth:`~ClusteredUnlearning.fit`, all clusters summed."""
+    return system.fit_report_.client_seconds + system.fit_report_.aggregation_seconds
 
 
 def convergence(
@@ -318,6 +332,7 @@ def convergence(
     eval_every: int = 1,
     model: str = "cnn_small",
     random_state: SeedLike = 0,
+    done: dict[str, ClusteredUnlearning] | None = None,
     n_jobs: int = 1,
 ) -> tuple[pd.DataFrame, dict[str, ClusteredUnlearning]]:
     """Train one system per design row and record test accuracy per round (Figs. 6-7).
@@ -340,6 +355,9 @@ def convergence(
         The architecture of every cluster model.
     random_state : int, numpy.random.SeedSequence or None, default=0
         Root seed of every system (the same for all rows).
+    done : dict of str to ClusteredUnlearning, optional
+        Systems already trained with these options (e.g. by :func:`build_system`), by setting: read, not
+        trained again.
     n_jobs : int, default=1
         joblib processes, one row each; the systems do not depend on it (``seconds`` does).
 
@@ -347,22 +365,31 @@ def convergence(
     -------
     curves : pandas.DataFrame
         Long format: ``setting``, ``k``, ``s``, ``round``, ``vote accuracy``, ``mean cluster accuracy``,
-        ``min cluster accuracy``, ``max cluster accuracy``, ``tie rate``, ``seconds`` (the row's training time).
+        ``min cluster accuracy``, ``max cluster accuracy``, ``tie rate``, ``seconds`` (the row's training time:
+        local training and aggregation, summed over its clusters).
     systems : dict of str to ClusteredUnlearning
         The trained systems by setting, for unlearning.
     """
+    done = done or {}
     options = {"rounds": rounds, "secure": secure, "local": local, "eval_every": eval_every, "model": model,
                "random_state": random_state}  # fmt: skip
     rows = [row for _, row in design.iterrows()]
-    shown = progress(rows, desc=f"training ({images.name})")
-    trained = _in_parallel(n_jobs, (delayed(_timed_system)(images, row, options) for row in shown))
+    todo = [row for row in rows if row["setting"] not in done]
+    trained = _in_parallel(
+        n_jobs,
+        [delayed(build_system)(images, row, **options) for row in todo],
+        work=[_training_work(images, row, secure=secure, rounds=rounds, eval_every=eval_every) for row in todo],
+        desc=f"training ({images.name})",
+    )
+    made = {row["setting"]: system for row, system in zip(todo, trained, strict=True)}
     frames, systems = [], {}
-    for row, (system, seconds) in zip(rows, trained, strict=True):
+    for row in rows:
+        system = made[row["setting"]] if row["setting"] in made else done[row["setting"]]
         frame = pd.DataFrame(system.history_)
         frame.insert(0, "setting", row["setting"])
         frame.insert(1, "k", int(row["k"]))
         frame.insert(2, "s", system.n_clusters)
-        frame["seconds"] = seconds
+        frame["seconds"] = _system_seconds(system)
         frames.append(frame)
         systems[row["setting"]] = system
     return pd.concat(frames, ignore_index=True), systems
@@ -417,16 +444,27 @@ def replicate_seeds(seed: int, n_seeds: int) -> list[int]:
     return [int(seed)] + [int(child.generate_state(1)[0]) for child in children]
 
 
-def _in_parallel(n_jobs: int, calls) -> list:
-    """``joblib.Parallel(n_jobs)(calls)``, without loky's notice that it replaced a worker.
+def _in_parallel(n_jobs: int, calls: list, *, work=None, desc: str | None = None) -> list:
+    """``joblib.Parallel(n_jobs)(calls)``, the costliest first, without loky's notice that it replaced a worker.
+
+    With ``work`` (a rough cost per call), the calls are dispatched from the largest down, so that no long job
+    starts last while the other processes idle; the results come back in the order of ``calls``, and do not
+    depend on the order (every job draws from its own seeds).
 
     loky restarts a worker whose memory grew (every worker here trains torch models) and warns that "a worker
     stopped while some jobs were given to the executor"; it resubmits the jobs, so no result changes, and the
     notice would only clutter the chapter's page.
     """
+    calls = list(calls)
+    order = list(range(len(calls))) if work is None else sorted(range(len(calls)), key=lambda i: -work[i])
+    shown = progress([calls[i] for i in order], desc=desc) if desc else (calls[i] for i in order)
     with warnings.catch_warnings():
         warnings.filterwarnings("ignore", message="A worker stopped while some jobs were given", category=UserWarning)
-        return Parallel(n_jobs=n_jobs)(calls)
+        results = Parallel(n_jobs=n_jobs)(shown)
+    out = [None] * len(calls)
+    for i, result in zip(order, results, strict=True):
+        out[i] = result
+    return out
 
 
 def _outcome(system: ClusteredUnlearning, after: float = np.nan) -> dict:
@@ -448,6 +486,17 @@ def _replicate_one(images, row, seed, requests, options) -> dict:
         done = events[events["refused"] == ""]
         after = float(done["accuracy"].iloc[-1]) if len(done) else np.nan
     return _outcome(system, after)
+
+
+def _replicate_work(images: FederatedImages, row: pd.Series, requests, *, rounds: int, eval_every: int) -> float:
+    """Rough cost of :func:`_replicate_one`: training in the clear, then retraining the clusters a batch hits."""
+    work = _training_work(images, row, secure=False, rounds=rounds, eval_every=eval_every)
+    if requests is None:
+        return work
+    n_clusters = max(1, images.n_clients // int(row["k"]))
+    sizes = [part.size for part in np.array_split(np.arange(images.n_clients), n_clusters)]
+    retrained = expected_retrained(sizes, len(requests), "batch") / images.n_clients
+    return work * (1.0 + retrained)
 
 
 def seed_rows(design: pd.DataFrame, also=()) -> pd.DataFrame:
@@ -526,7 +575,10 @@ def seed_replicates(
     options = {"rounds": rounds, "local": local, "eval_every": eval_every, "model": model}
     jobs = [(row, int(seed)) for _, row in rows.iterrows() for seed in seeds]
     todo = [(row, seed) for row, seed in jobs if (row["setting"], seed) not in done]
-    results = _in_parallel(n_jobs, (delayed(_replicate_one)(images, row, s, requests, options) for row, s in todo))
+    work = [_replicate_work(images, row, requests, rounds=rounds, eval_every=eval_every) for row, _ in todo]
+    results = _in_parallel(
+        n_jobs, [delayed(_replicate_one)(images, row, s, requests, options) for row, s in todo], work=work
+    )
     made = {(row["setting"], seed): result for (row, seed), result in zip(todo, results, strict=True)}
     out = []
     for row, seed in jobs:
@@ -843,12 +895,78 @@ def unlearning_summary(events: pd.DataFrame, system: ClusteredUnlearning, n_requ
     }
 
 
-def _unlearning_row(name, system, requests, mode, n_requests) -> dict:
-    events, _ = unlearning_run(system, requests, mode=mode)
-    return {
-        "setting": name, "mode": mode, "k": system.cluster_size, "s": system.n_clusters,
-        **unlearning_summary(events, system, n_requests),
-    }  # fmt: skip
+def _retraining_key(system: ClusteredUnlearning, cluster: int) -> tuple:
+    """What retraining a cluster from scratch depends on besides the system's settings: the cluster, its generation
+    (the seed of its fresh model) and its current clients."""
+    return int(cluster), int(system.generation_[cluster]), tuple(system.members_[cluster].tolist())
+
+
+def _sequence_then_batch(system: ClusteredUnlearning, requests) -> tuple[pd.DataFrame, pd.DataFrame]:
+    """The ``events`` of :func:`unlearning_run` in both modes; the batch reuses the retrainings of the sequence.
+
+    Retraining a cluster from scratch is deterministic: the same clients, from the same generation's seed, give the
+    same model bit for bit (the exactness of :class:`ClusteredUnlearning`). A cluster that loses a single client to
+    the batch and lost that client first in the sequence is therefore the model the sequence retrained then, and is
+    not trained again; the batch's other clusters are. Both tables of events equal those of :func:`unlearning_run`
+    but for the seconds (a cluster taken from the sequence brings the seconds of its retraining there).
+    """
+    sequence, retrained, events = copy.deepcopy(system), {}, []
+    for call, client in enumerate(requests, start=1):
+        clients = [int(client)]
+        try:
+            report = sequence.unlearn(clients=clients)
+        except UnlearningCapacityError as exc:
+            events.append({"mode": "sequential", "call": call, "clients": clients, "refused": str(exc)})
+            continue
+        events.append({"mode": "sequential", "call": call, "clients": clients, "refused": "", **report_row(report)})
+        retrained.update({_retraining_key(sequence, i): sequence.trainers_[i] for i in report.details["clusters"]})
+    batch, clients = copy.deepcopy(system), [int(u) for u in requests]
+    try:
+        removed = batch.unlearn(clients=clients, retrain=False)  # removes them and re-initialises their clusters
+    except UnlearningCapacityError as exc:
+        refused = {"mode": "batch", "call": 1, "clients": clients, "refused": str(exc)}
+        return pd.DataFrame(events), pd.DataFrame([refused])
+    clusters = removed.details["clusters"]
+    for i in clusters:
+        key = _retraining_key(batch, i)
+        if key in retrained:
+            batch.trainers_[i] = retrained[key]
+        else:
+            batch.trainers_[i].run(batch.rounds)
+    records = [record for i in clusters for record in batch.trainers_[i].history_]
+    report = dataclasses.replace(  # what batch.unlearn(clients=clients) reports (ClusteredUnlearning's Notes)
+        removed,
+        server_refit=True,
+        rounds=batch.rounds,
+        client_seconds=float(sum(r.train_seconds for r in records)),
+        aggregation_seconds=float(sum(r.aggregate_seconds for r in records)),
+        bytes_sent=int(sum(r.bytes_sent for r in records)),
+        details={
+            "clusters": clusters,
+            "n_clients_retrained": removed.details["n_clients_retrained"],
+            "aborted_rounds": int(sum(r.aborted for r in records)),
+            "accuracy": None if removed.details["accuracy"] is None else batch.evaluate()["vote accuracy"],
+            "curve": [],
+            "retrain": True,
+        },
+    )
+    row = {"mode": "batch", "call": 1, "clients": clients, "refused": "", **report_row(report)}
+    return pd.DataFrame(events), pd.DataFrame([row])
+
+
+def _unlearning_rows(name, system, requests, n_requests) -> list[dict]:
+    return [
+        {"setting": name, "mode": events["mode"].iloc[0], "k": system.cluster_size, "s": system.n_clusters,
+         **unlearning_summary(events, system, n_requests)}
+        for events in _sequence_then_batch(system, requests)
+    ]  # fmt: skip
+
+
+def _unlearning_work(system: ClusteredUnlearning, n_requests: int) -> float:
+    """Rough cost of :func:`_unlearning_rows`: clients retrained in both modes, more with secure aggregation."""
+    sizes = [c.size for c in system.clusters_]
+    clients = sum(expected_retrained(sizes, n_requests, mode) for mode in ("sequential", "batch"))
+    return clients * (1.0 + (_SECURE_WORK if system.secure else 0.0))
 
 
 def unlearning_table(
@@ -865,20 +983,27 @@ def unlearning_table(
     n_requests : int
         ``τ`` (the length of ``requests``).
     n_jobs : int, default=1
-        joblib processes, one (system, mode) each; the table does not depend on it (its seconds do).
+        joblib processes, one system each; the table does not depend on it (its seconds do).
 
     Returns
     -------
     pandas.DataFrame
         Indexed by (``setting``, ``mode``): ``k``, ``s`` and the columns of :func:`unlearning_summary`.
+
+    Notes
+    -----
+    Each system's batch runs after its sequence, in the same process, and takes from it the clusters both retrain
+    alike (the same clients from the same seed, so the same model): the table is that of
+    :func:`unlearning_run` in each mode, and for the batch's reused clusters ``train seconds`` and ``aggregate
+    seconds`` are those of their retraining in the sequence.
     """
-    jobs = [(name, system, mode) for name, system in systems.items() for mode in ("sequential", "batch")]
     rows = _in_parallel(
         n_jobs,
-        (delayed(_unlearning_row)(name, system, requests, mode, n_requests)
-         for name, system, mode in progress(jobs, desc="unlearning")),
+        [delayed(_unlearning_rows)(name, system, requests, n_requests) for name, system in systems.items()],
+        work=[_unlearning_work(system, n_requests) for system in systems.values()],
+        desc="unlearning",
     )
-    return pd.DataFrame(rows).set_index(["setting", "mode"])
+    return pd.DataFrame([row for pair in rows for row in pair]).set_index(["setting", "mode"])
 
 
 def figure89_verdict(replicates: pd.DataFrame) -> pd.DataFrame:
