@@ -16,6 +16,16 @@ The book's tests run every check on the chapter's reference solution (it must pa
 starter (it must fail) and on plausible wrong answers (each must fail); see ``tests/course``.
 """
 
-from fedbook.course._feedback import Feedback, Wrong, call, check, exercise, expect, expect_array, registered
+from fedbook.course._feedback import (
+    Feedback,
+    Wrong,
+    call,
+    check,
+    exercise,
+    expect,
+    expect_array,
+    expect_raises,
+    registered,
+)
 
-__all__ = ["Feedback", "Wrong", "call", "check", "exercise", "expect", "expect_array", "registered"]
+__all__ = ["Feedback", "Wrong", "call", "check", "exercise", "expect", "expect_array", "expect_raises", "registered"]

@@ -4,7 +4,9 @@ from __future__ import annotations
 
 import importlib
 import pkgutil
+import reprlib
 import textwrap
+import warnings
 from collections.abc import Callable
 from dataclasses import dataclass
 
@@ -111,6 +113,35 @@ def call(fn: object, *args, what: str | None = None, **kwargs):
         raise NotAnswered("the starter still raises NotImplementedError; write the function's body.") from None
     except Exception as exc:  # the student's code may fail in any way: report it, don't crash the notebook
         raise Wrong(f"{name} raised {type(exc).__name__}: {exc}") from None
+
+
+def expect_raises(fn: object, *args, error: type[Exception] = ValueError, what: str, why: str) -> None:
+    """The student's function must refuse these arguments with ``error``; say what it did instead.
+
+    Parameters
+    ----------
+    fn : callable
+        The student's function.
+    *args
+        Arguments it must refuse (copies, if the caller reuses them).
+    error : type of Exception, default=ValueError
+        The exception a right answer raises.
+    what : str
+        The call, as the message names it (``"decode_distances with 4 responses"``).
+    why : str
+        Why it must refuse (``"one below the threshold 2ℓ+2t−1 = 5"``).
+    """
+    try:
+        with warnings.catch_warnings(), np.errstate(all="ignore"):
+            warnings.simplefilter("ignore", RuntimeWarning)
+            got = fn(*args)
+    except error:
+        return
+    except NotImplementedError:
+        raise NotAnswered("the starter still raises NotImplementedError; write the function's body.") from None
+    except Exception as exc:  # the student's code may fail in any way
+        raise Wrong(f"{what} raised {type(exc).__name__} ({exc}); it should raise {error.__name__}: {why}") from None
+    raise Wrong(f"{what} returned {reprlib.repr(got)}; it should raise {error.__name__}: {why}")
 
 
 def expect(condition: bool, message: str) -> None:
