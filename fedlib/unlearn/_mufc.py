@@ -635,9 +635,14 @@ class MUFC(UnlearningMixin, FederatedClusteringMixin, FederatedClusterer):
 
 
 def _aggregate_arrays(counts: dict[int, int], grid: UniformGrid) -> dict[str, np.ndarray]:
-    """The aggregate q as arrays: its occupied cells as absolute coordinates ``rint(x / γ)``, sorted, and counts."""
+    """The aggregate q as arrays: the grid step γ, the occupied cells as absolute coordinates ``rint(x / γ)``,
+    sorted, and their counts (cells and counts alone can coincide on grids of different steps)."""
     bins = list(counts)
     cells = grid.cells_of(bins) + grid.offset
     order = np.lexsort(cells.T[::-1])
     values = np.array([counts[j] for j in bins], dtype=np.int64)
-    return {"aggregate cells": cells[order], "aggregate counts": values[order]}
+    return {
+        "grid step": np.array([grid.gamma], dtype=np.float64),
+        "aggregate cells": cells[order],
+        "aggregate counts": values[order],
+    }
