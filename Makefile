@@ -86,9 +86,16 @@ chapter: $(STAMP)
 	@test -n "$(CHAPTER)" || { echo "usage: make chapter CHAPTER=notebooks/<part>/<name>.md [SCALE=..] [SEED=..]"; exit 2; }
 	$(PY) tools/run_chapter.py $(CHAPTER) $(SRC)/$(CHAPTER:.md=.ipynb) -p scale $(SCALE) -p seed $(SEED)
 
+# The tests also run sweeps on a two-worker Dask LocalCluster (tests/fedbook/test_sweeps.py): Dask's distributed
+# scheduler, pinned in requirements-dask.txt, goes into .venv for them; `make book` does not need it.
+DASKSTAMP := $(VENV)/.fedlib-dask-installed
+$(DASKSTAMP): requirements-dask.txt constraints.txt $(STAMP)
+	$(PY) -m pip install --quiet --disable-pip-version-check -r requirements-dask.txt -c constraints.txt
+	@touch $@
+
 # Both cores: the book tests share build products (_build/ci) and form one xdist group, so one worker runs
 # them all in order (tests/book/conftest.py keeps the groups working with pytest 9.2); the rest is spread over both.
-test: $(STAMP)
+test: $(STAMP) $(DASKSTAMP)
 	$(PY) -m ruff check fedlib book/fedbook tests tools book/_ext benchmarks
 	$(PY) -m pytest -n 2 --dist loadgroup
 

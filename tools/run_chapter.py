@@ -38,6 +38,7 @@ def run_chapter(source: Path, output: Path, parameters: dict, *, timeout: int = 
     os.environ["MPLBACKEND"] = "module://matplotlib_inline.backend_inline"
     os.environ.setdefault("FEDLIB_PROGRESS", "0")  # no progress bars in the rendered book
     os.environ.setdefault("PYDEVD_DISABLE_FILE_VALIDATION", "1")
+    os.environ["FEDBOOK_CHAPTER"] = source.as_posix()  # names the chapter in fedbook.sweeps' log, when one is kept
     with tempfile.TemporaryDirectory() as tmp:
         converted = Path(tmp) / (source.stem + ".ipynb")
         jupytext.write(notebook, converted)

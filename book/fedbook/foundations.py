@@ -7,10 +7,11 @@ from dataclasses import dataclass
 
 import numpy as np
 import pandas as pd
-from joblib import Parallel, delayed
+from joblib import delayed
 
 from fedbook.bench import speed_ratios
 from fedbook.papers import mufc as mufc_paper
+from fedbook.sweeps import run_jobs
 from fedlib.cluster import KMeans, OneShotFederatedKMeans, kmeans_objective, kmeans_plusplus, lloyd, loss_ratio
 from fedlib.data import Dataset, iid_partition, non_iid_partition
 from fedlib.utils import SeedLike, check_random_state, spawn_generators
@@ -74,11 +75,8 @@ def kmeans_fits(fits, *, n_jobs: int = 1) -> list[KMeans]:
         for _ in range(n_init):
             jobs.append((f, X, K, copy.deepcopy(rng)))
             rng.random(K)  # what this restart's K-means++ seeding draws
-    order = sorted(range(len(jobs)), key=lambda j: -jobs[j][1].size * jobs[j][2])
-    done = Parallel(n_jobs=n_jobs)(delayed(_restart)(*jobs[j][1:]) for j in order)
-    models: list = [None] * len(jobs)
-    for j, model in zip(order, done, strict=True):
-        models[j] = model
+    models = run_jobs([delayed(_restart)(*job[1:]) for job in jobs], n_jobs=n_jobs,
+                      cost=[job[1].size * job[2] for job in jobs])  # fmt: skip
     out = []
     for f, (n_init, random_state) in enumerate(specs):
         restarts = [model for job, model in zip(jobs, models, strict=True) if job[0] == f]
@@ -160,10 +158,11 @@ def seeding_quality(
     names = list(datasets)
     streams = iter(spawn_generators(random_state, len(names) * n_reps))
     jobs = [(name, next(streams)) for name in names for _ in range(n_reps)]
-    ratios = Parallel(n_jobs=n_jobs)(
-        delayed(_one_seeding)(X_used[name], datasets[name].n_clusters, fits[name].inertia_, stream)
-        for name, stream in jobs
-    )
+    ratios = run_jobs(
+        [delayed(_one_seeding)(X_used[name], datasets[name].n_clusters, fits[name].inertia_, stream)
+         for name, stream in jobs],
+        n_jobs=n_jobs,
+    )  # fmt: skip
     rows = []
     for i, name in enumerate(names):
         seeded, uniform, refined = np.array(ratios[i * n_reps : (i + 1) * n_reps]).T

@@ -10,11 +10,12 @@ from dataclasses import asdict, dataclass
 
 import numpy as np
 import pandas as pd
-from joblib import Parallel, delayed, parallel_config
+from joblib import delayed
 from threadpoolctl import threadpool_limits
 
 from fedbook._verdict import INCONCLUSIVE, ONE_RUN, WITHIN_NOISE, compare_to_noise, mean_cell, verdict, within
 from fedbook.papers import mufc as paper
+from fedbook.sweeps import on_cluster, run_jobs
 from fedlib.cluster import KFED, KMeans
 from fedlib.data import (
     Dataset,
@@ -270,9 +271,13 @@ def _run_trials(plans, methods: tuple[str, ...], n_jobs: int) -> pd.DataFrame:
         for trial, seed in enumerate(seeds)
         for method in methods
     ]
-    losses = Parallel(n_jobs=n_jobs)(
-        delayed(_federated_loss)(method, problem.X, problem.parts, problem.n_clusters, seed, server_n_init)
-        for problem, _, method, seed, server_n_init in units
+    losses = run_jobs(
+        [
+            delayed(_federated_loss)(method, problem.X, problem.parts, problem.n_clusters, seed, server_n_init)
+            for problem, _, method, seed, server_n_init in units
+        ],
+        n_jobs=n_jobs,
+        shared=[problem.parts for problem, *_ in plans],
     )
     return pd.DataFrame(
         [
@@ -456,9 +461,14 @@ def split_spread(
             for _ in range(n_splits)
         ]  # fmt: skip
         seeds = _trial_seeds(n_splits, rng)
-        losses = Parallel(n_jobs=n_jobs)(
-            delayed(_federated_loss)(method, problem.X, parts, problem.n_clusters, seed, problem_n_init(name, n_init))
-            for parts, seed in zip(splits, seeds, strict=True)
+        losses = run_jobs(
+            [
+                delayed(_federated_loss)(
+                    method, problem.X, parts, problem.n_clusters, seed, problem_n_init(name, n_init)
+                )
+                for parts, seed in zip(splits, seeds, strict=True)
+            ],
+            n_jobs=n_jobs,
         )
         ratios = np.array(losses) / problem.phi_star
         mean = float(ratios.mean())
@@ -1236,25 +1246,23 @@ def _run_sequences(plans: list[_Sequence], n_jobs: int) -> list[tuple[RemovalRun
     beside MUFC's rounds; an adversarial sequence, whose requests come from the model, is one job. The largest
     jobs go first, so that short ones fill in at the end.
     """
+    serial = n_jobs == 1 and not on_cluster()
     jobs = []  # (plan, part)
     for i, plan in enumerate(plans):
-        if plan.requests is None or n_jobs == 1:
+        if plan.requests is None or serial:
             jobs.append((i, ("whole",)))
             continue
         jobs.append((i, ("rounds",)))
         jobs.extend((i, ("retrain", r, lloyd)) for r in _timing_rounds(plan) for lloyd in (False, True))
         if plan.dckm_stream is not None:
             jobs.append((i, ("dckm",)))
-    if n_jobs == 1:
+    if serial:
         results = dict(enumerate(_sequence_part(plans[i], part) for i, part in jobs))
     else:
         weight = {"whole": 6.0, "rounds": 2.0, "retrain": 1.0, "dckm": 0.5}
         cost = [plans[i].X.size * plans[i].n_clusters * weight[part[0]] for i, part in jobs]
-        order = sorted(range(len(jobs)), key=lambda j: -cost[j])
-        with warnings.catch_warnings(), parallel_config(backend="loky", inner_max_num_threads=1):
-            warnings.filterwarnings("ignore", message="A worker stopped while some jobs", category=UserWarning)
-            done = Parallel(n_jobs=n_jobs)(delayed(_sequence_part)(plans[jobs[j][0]], jobs[j][1]) for j in order)
-        results = dict(zip(order, done, strict=True))
+        done = run_jobs([delayed(_sequence_part)(plans[i], part) for i, part in jobs], n_jobs=n_jobs, cost=cost)
+        results = dict(enumerate(done))
     out = []
     for i, plan in enumerate(plans):
         mine = {jobs[j][1]: results[j] for j in range(len(jobs)) if jobs[j][0] == i}
@@ -1619,9 +1627,12 @@ def heterogeneity_sweep(
                 problem.labels, len(problem.parts), max_clusters_per_client=k_prime, random_state=rng
             )
             units.append((k_prime, parts, int(rng.integers(2**31))))
-    losses = Parallel(n_jobs=n_jobs)(
-        delayed(_federated_loss)("MUFC", problem.X, parts, problem.n_clusters, seed, server_n_init)
-        for _, parts, seed in units
+    losses = run_jobs(
+        [
+            delayed(_federated_loss)("MUFC", problem.X, parts, problem.n_clusters, seed, server_n_init)
+            for _, parts, seed in units
+        ],
+        n_jobs=n_jobs,
     )
     rows = [
         {
@@ -1798,17 +1809,20 @@ def gamma_sweep(
         for factor in factors
         for _ in range(n_reps)
     ]
-    losses = Parallel(n_jobs=n_jobs)(
-        delayed(_federated_loss)(
-            "MUFC",
-            problem.X,
-            problem.parts,
-            problem.n_clusters,
-            seed,
-            problem_n_init(problem.name, n_init),
-            gamma=factor / np.sqrt(len(problem.X)),
-        )
-        for _, problem, factor, seed in units
+    losses = run_jobs(
+        [
+            delayed(_federated_loss)(
+                "MUFC",
+                problem.X,
+                problem.parts,
+                problem.n_clusters,
+                seed,
+                problem_n_init(problem.name, n_init),
+                gamma=factor / np.sqrt(len(problem.X)),
+            )
+            for _, problem, factor, seed in units
+        ],
+        n_jobs=n_jobs,
     )
     rows = [
         {"dataset": name, "gamma * sqrt(n)": factor, "loss ratio": loss / problem.phi_star}

@@ -8,11 +8,12 @@ from dataclasses import dataclass
 
 import numpy as np
 import pandas as pd
-from joblib import Parallel, delayed
+from joblib import delayed
 from threadpoolctl import threadpool_limits
 
 from fedbook._verdict import mean_cell, verdict
 from fedbook.papers import secfc as paper
+from fedbook.sweeps import run_jobs
 from fedlib.cluster import (
     KFED,
     PlainIntegerDistances,
@@ -221,10 +222,9 @@ def _run_trials(problems, *, n_jobs: int, desc: str) -> list[pd.DataFrame]:
     their order before sorting.
     """
     tagged = [(cost, p, i, unit) for p, (_, units) in enumerate(problems) for i, (cost, unit) in enumerate(units)]
-    order = sorted(range(len(tagged)), key=lambda j: -tagged[j][0])  # stable: ties keep their order
-    results = Parallel(n_jobs=n_jobs, batch_size=1)(progress([tagged[j][3] for j in order], desc=desc, leave=False))
+    results = run_jobs([t[3] for t in tagged], n_jobs=n_jobs, cost=[t[0] for t in tagged], desc=desc)
     per_problem: list[list] = [[None] * len(units) for _, units in problems]
-    for j, rows in zip(order, results, strict=True):
+    for j, rows in enumerate(results):
         per_problem[tagged[j][1]][tagged[j][2]] = rows
     frames = []
     for (dataset, _), unit_rows in zip(problems, per_problem, strict=True):

@@ -35,12 +35,13 @@ from functools import partial
 
 import numpy as np
 import pandas as pd
-from joblib import Parallel, delayed
+from joblib import delayed
 from scipy.optimize import linear_sum_assignment
 from sklearn.metrics import roc_curve
 
 from fedbook.compared.summary import GAP_CONFIDENCE
 from fedbook.mufc import prepare, problem_n_init
+from fedbook.sweeps import run_jobs
 from fedlib.audit import (
     AttackResult,
     Canaries,
@@ -869,9 +870,7 @@ def compare_clustering(
                 )
             )  # fmt: skip
             keys.append(("cost", i, system.name))
-    with warnings.catch_warnings():
-        warnings.filterwarnings("ignore", message="A worker stopped while some jobs were given", category=UserWarning)
-        outputs = dict(zip(keys, Parallel(n_jobs=n_jobs)(jobs), strict=True))
+    outputs = dict(zip(keys, run_jobs(jobs, n_jobs=n_jobs), strict=True))
     system_rows, attack_rows, results, dataset_rows, checks = [], [], {}, [], []
     for i, (audit, plan) in enumerate(zip(audits, plans, strict=True)):
         phi = np.array([outputs[("phi", i, t)] for t in range(scale.n_targets)])

@@ -74,12 +74,13 @@ from dataclasses import dataclass, field, replace
 
 import numpy as np
 import pandas as pd
-from joblib import Parallel, delayed
+from joblib import delayed
 from scipy.stats import norm
 
 from fedbook.compared.summary import GAP_CONFIDENCE
 from fedbook.knot.runs import knot_clusters
 from fedbook.secagg_fu.learning import load_federated_images
+from fedbook.sweeps import run_jobs
 from fedlib.audit import (
     Canaries,
     ShadowScores,
@@ -1015,10 +1016,8 @@ def _key(name: str) -> int:
 
 
 def _in_parallel(n_jobs: int, calls) -> list:
-    """``joblib.Parallel(n_jobs)(calls)``, without loky's notice that it replaced a worker (results unchanged)."""
-    with warnings.catch_warnings():
-        warnings.filterwarnings("ignore", message="A worker stopped while some jobs were given", category=UserWarning)
-        return Parallel(n_jobs=n_jobs)(calls)
+    """The calls as jobs on the active joblib backend (:func:`fedbook.sweeps.run_jobs`), in order."""
+    return run_jobs(calls, n_jobs=n_jobs)
 
 
 def _fix_clusters(task: LearningTask, systems: dict, root: np.random.SeedSequence, d: int) -> LearningTask:

@@ -9,13 +9,11 @@ and retrains (:func:`fedbook.knot.runs.runs_with_erasure`). The tables put the p
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
-from concurrent.futures import FIRST_COMPLETED, ProcessPoolExecutor, wait
 from dataclasses import dataclass
-from multiprocessing import get_context
 
 import numpy as np
 import pandas as pd
-from threadpoolctl import threadpool_info, threadpool_limits
+from joblib import delayed
 
 from fedbook._verdict import WITHIN_NOISE, compare_to_noise
 from fedbook._verdict import verdict as verdict_rule
@@ -28,6 +26,7 @@ from fedbook.knot.runs import (
 )
 from fedbook.knot.tasks import Task, TaskData
 from fedbook.papers import knot as paper
+from fedbook.sweeps import run_jobs
 from fedlib.learn import pareto_training_times
 
 #: Late erasure (the paper's setting, by its results): at this fraction of FedBuff's pilot time to target.
@@ -300,77 +299,31 @@ def study_set(
     return out
 
 
-#: The tasks and prepared data of a worker process of :func:`_run_pipeline`, by task name (sent once per process).
-_WORKER_DATA: dict[str, tuple[Task, TaskData]] = {}
-
-#: A worker's BLAS thread setting, kept alive with the process.
-_WORKER_LIMITS: list = []
-
-
-def _install(by_name: dict[str, tuple[Task, TaskData]], blas_threads: int) -> None:
-    """A worker's initializer: keep the tasks and their data; one torch thread, and the parent's BLAS threads.
-
-    The trainers train and test on one torch thread wherever they run (their ``n_threads``); numpy's BLAS
-    gets as many threads as in the parent, where ``n_jobs=1`` runs, since a product's rounding depends on
-    how many threads share it: the runs are the same bits for any ``n_jobs``.
-    """
-    import torch
-
-    _WORKER_DATA.clear()
-    _WORKER_DATA.update(by_name)
-    torch.set_num_threads(1)
-    _WORKER_LIMITS.append(threadpool_limits(blas_threads, user_api="blas"))
-
-
-def _pilot_job(name: str, seed: int) -> Run:
-    task, data = _WORKER_DATA[name]
-    return run_without_erasure(task, data, "FedBuff", seed, horizon=PILOT_HORIZON)
-
-
-def _erasures_job(name: str, method: str, seed: int, erasures: tuple) -> list[list[Run]]:
-    task, data = _WORKER_DATA[name]
-    return runs_with_erasures(task, data, method, seed, erasures=erasures)
-
-
 def _run_pipeline(by_name, names, pilot_seed, jobs_of, *, n_jobs):
-    """Pilots, then the runs they unlock, on ``n_jobs`` processes; returns pilots and runs by key."""
-    pilot_runs, results = {}, {}
-    if n_jobs <= 1:
-        for name in names:
-            task, data = by_name[name]
-            pilot_runs[name] = run_without_erasure(task, data, "FedBuff", pilot_seed, horizon=PILOT_HORIZON)
-        for name in names:
-            for key, erasures in jobs_of(name, pilot_runs[name]):
-                task, data = by_name[key[0]]
-                results[key] = runs_with_erasures(task, data, key[1], key[2], erasures=erasures)
-        return pilot_runs, results
-    waiting = [(0, 0.0, i, ("pilot", name)) for i, name in enumerate(names)]  # (pilots first, priority, order, job)
-    counter = len(waiting)
-    blas_threads = max((pool["num_threads"] for pool in threadpool_info() if pool["user_api"] == "blas"), default=1)
-    with ProcessPoolExecutor(max_workers=n_jobs, mp_context=get_context("spawn"), initializer=_install,
-                             initargs=(by_name, blas_threads)) as pool:  # fmt: skip
-        running: dict = {}
-        while waiting or running:
-            waiting.sort()
-            while waiting and len(running) < n_jobs:
-                *_, job = waiting.pop(0)
-                if job[0] == "pilot":
-                    running[pool.submit(_pilot_job, job[1], pilot_seed)] = job
-                else:
-                    key, erasures = job[1], job[2]
-                    running[pool.submit(_erasures_job, *key, erasures)] = job
-            done, _ = wait(list(running), return_when=FIRST_COMPLETED)
-            for future in done:
-                job = running.pop(future)
-                if job[0] == "pilot":
-                    pilot = pilot_runs[job[1]] = future.result()
-                    for key, erasures in jobs_of(job[1], pilot):
-                        # the slowest tasks first (by their pilot), then the method and seed order
-                        waiting.append((1, -pilot.wall_seconds, counter, ("runs", key, erasures)))
-                        counter += 1
-                else:
-                    results[job[1]] = future.result()
-    return pilot_runs, results
+    """Pilots, then the runs they unlock, as jobs (:func:`fedbook.sweeps.run_jobs`); pilots and runs by key.
+
+    The pilots run first (a task's runs wait for its pilot's time to target); then every run, the tasks with
+    the slowest pilots first, so that short runs fill in at the end. Every run draws from its own seed, and
+    every job trains on one torch thread and one BLAS thread wherever it runs, so the results do not depend on
+    ``n_jobs``, on the order the runs finish in, or on whether they ran here, in joblib's processes or on a Dask
+    cluster.
+    """
+    shared = [by_name[name][1] for name in names]
+    pilots = run_jobs(
+        [delayed(run_without_erasure)(*by_name[name], "FedBuff", pilot_seed, horizon=PILOT_HORIZON) for name in names],
+        n_jobs=n_jobs,
+        shared=shared,
+    )
+    pilot_runs = dict(zip(names, pilots, strict=True))
+    work = [(key, erasures, pilot_runs[name].wall_seconds) for name in names
+            for key, erasures in jobs_of(name, pilot_runs[name])]  # fmt: skip
+    done = run_jobs(
+        [delayed(runs_with_erasures)(*by_name[key[0]], key[1], key[2], erasures=erasures) for key, erasures, _ in work],
+        n_jobs=n_jobs,
+        cost=[seconds for *_, seconds in work],
+        shared=shared,
+    )
+    return pilot_runs, {key: runs for (key, _, _), runs in zip(work, done, strict=True)}
 
 
 def _mean_std(values) -> tuple[float, float, int]:

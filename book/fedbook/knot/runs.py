@@ -23,18 +23,17 @@ never saw the erased data. A run that does not reach the target by its horizon h
 from __future__ import annotations
 
 import copy
-import functools
 import time
 from collections.abc import Callable, Iterable, Sequence
-from concurrent.futures import ProcessPoolExecutor
 from dataclasses import dataclass
-from multiprocessing import get_context
 
 import numpy as np
 import pandas as pd
+from joblib import delayed
 
 from fedbook.knot.tasks import Task, TaskData
 from fedbook.papers import knot as paper
+from fedbook.sweeps import run_jobs
 from fedlib.cluster import lexmin_assignment, match_ratings, round_ratings
 from fedlib.learn import AsyncFederatedTrainer, make_model, pareto_training_times
 from fedlib.unlearn import FedEraser
@@ -412,7 +411,9 @@ def runs_with_erasures(
 
 
 def parallel_map(function: Callable, items: list, *, n_jobs: int = 1, keywords: dict | None = None) -> list:
-    """``[function(*item, **keywords) for item in items]`` on ``n_jobs`` processes (in order; same bits either way).
+    """``[function(*item, **keywords) for item in items]`` as jobs (:func:`fedbook.sweeps.run_jobs`), in order.
+
+    The same bits for any ``n_jobs`` and on a Dask cluster; the tasks' data go to each worker once.
 
     Parameters
     ----------
@@ -421,7 +422,7 @@ def parallel_map(function: Callable, items: list, *, n_jobs: int = 1, keywords: 
     items : list of tuple
         Its positional arguments.
     n_jobs : int, default=1
-        Processes; 1 runs here.
+        Local processes; 1 runs here (unless :func:`fedbook.sweeps.connect` named a Dask cluster).
     keywords : dict, optional
         Keyword arguments for every call.
 
@@ -430,12 +431,9 @@ def parallel_map(function: Callable, items: list, *, n_jobs: int = 1, keywords: 
     list
         The results.
     """
-    if keywords:
-        function = functools.partial(function, **keywords)
-    if n_jobs <= 1 or len(items) <= 1:
-        return [function(*item) for item in items]
-    with ProcessPoolExecutor(max_workers=n_jobs, mp_context=get_context("spawn")) as pool:
-        return list(pool.map(function, *zip(*items, strict=True)))
+    keywords = keywords or {}
+    shared = list({id(arg): arg for item in items for arg in item if isinstance(arg, TaskData)}.values())
+    return run_jobs([delayed(function)(*item, **keywords) for item in items], n_jobs=n_jobs, shared=shared)
 
 
 def timeline(trainer: AsyncFederatedTrainer) -> tuple[pd.DataFrame, pd.DataFrame]:

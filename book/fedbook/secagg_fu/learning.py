@@ -12,17 +12,17 @@ from __future__ import annotations
 import copy
 import dataclasses
 import re
-import warnings
 from dataclasses import dataclass
 
 import numpy as np
 import pandas as pd
-from joblib import Parallel, delayed
+from joblib import delayed
 from scipy.stats import binom
 from scipy.stats import t as student_t
 
 from fedbook._verdict import WITHIN_NOISE, compare_to_noise, within
 from fedbook.papers import secagg_fu as paper
+from fedbook.sweeps import run_jobs
 from fedlib import data
 from fedlib.base import UnlearningReport
 from fedlib.exceptions import InfeasibleParameters, UnlearningCapacityError
@@ -33,7 +33,7 @@ from fedlib.unlearn import (
     expected_retrained,
     pargen,
 )
-from fedlib.utils import SeedLike, check_random_state, child_sequence, progress, root_sequence
+from fedlib.utils import SeedLike, check_random_state, child_sequence, root_sequence
 
 #: The chapter's (γ, δ) settings: Fig. 8-9's "larger δ and γ", with the other inputs of the worked example.
 SETTINGS: tuple[tuple[float, float], ...] = ((0.05, 0.05), (0.1, 0.1), (0.2, 0.1), (0.3, 0.1))
@@ -445,26 +445,8 @@ def replicate_seeds(seed: int, n_seeds: int) -> list[int]:
 
 
 def _in_parallel(n_jobs: int, calls: list, *, work=None, desc: str | None = None) -> list:
-    """``joblib.Parallel(n_jobs)(calls)``, the costliest first, without loky's notice that it replaced a worker.
-
-    With ``work`` (a rough cost per call), the calls are dispatched from the largest down, so that no long job
-    starts last while the other processes idle; the results come back in the order of ``calls``, and do not
-    depend on the order (every job draws from its own seeds).
-
-    loky restarts a worker whose memory grew (every worker here trains torch models) and warns that "a worker
-    stopped while some jobs were given to the executor"; it resubmits the jobs, so no result changes, and the
-    notice would only clutter the chapter's page.
-    """
-    calls = list(calls)
-    order = list(range(len(calls))) if work is None else sorted(range(len(calls)), key=lambda i: -work[i])
-    shown = progress([calls[i] for i in order], desc=desc) if desc else (calls[i] for i in order)
-    with warnings.catch_warnings():
-        warnings.filterwarnings("ignore", message="A worker stopped while some jobs were given", category=UserWarning)
-        results = Parallel(n_jobs=n_jobs)(shown)
-    out = [None] * len(calls)
-    for i, result in zip(order, results, strict=True):
-        out[i] = result
-    return out
+    """The calls as jobs (:func:`fedbook.sweeps.run_jobs`), the costliest first when ``work`` gives their costs."""
+    return run_jobs(calls, n_jobs=n_jobs, cost=work, desc=desc)
 
 
 def _outcome(system: ClusteredUnlearning, after: float = np.nan) -> dict:

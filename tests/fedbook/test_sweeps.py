@@ -1,0 +1,171 @@
+"""The book's sweeps on joblib: the same numbers here, in joblib's processes and on a Dask cluster, even when a
+worker dies in the middle of a sweep (its jobs rescheduled by Dask)."""
+
+from __future__ import annotations
+
+import dataclasses
+import os
+import signal
+import sys
+import threading
+import time
+
+import numpy as np
+import pandas as pd
+import pytest
+from fedbook import mufc, sweeps
+from fedbook.knot import comparison, runs, tasks
+from joblib import delayed, parallel_config
+from threadpoolctl import threadpool_info
+
+from fedlib.exceptions import MissingDependencyError
+from fedlib.learn import LocalSGD
+
+if os.environ.get("CI"):  # .ci/run installs the extra (make test: requirements-dask.txt): never skipped there
+    import distributed
+else:
+    distributed = pytest.importorskip("distributed")
+
+
+def _threads() -> tuple[int, int]:
+    import torch
+
+    blas = [pool["num_threads"] for pool in threadpool_info() if pool["user_api"] == "blas"]
+    return max(blas, default=1), torch.get_num_threads()
+
+
+def test_run_jobs_returns_results_in_the_order_of_the_calls_whatever_the_cost_order():
+    calls = [delayed(pow)(i, 2) for i in range(7)]  # a builtin: importable in loky's workers
+    cost = [3, 1, 4, 1, 5, 9, 2]
+    assert sweeps.run_jobs(calls, n_jobs=1, cost=cost) == [i * i for i in range(7)]
+    assert sweeps.run_jobs(calls, n_jobs=2, cost=cost) == [i * i for i in range(7)]
+    with pytest.raises(ValueError, match="one number per call"):
+        sweeps.run_jobs(calls, cost=cost[:3])
+
+
+def test_every_job_runs_on_one_blas_thread_and_one_torch_thread_and_the_caller_keeps_its_own():
+    import torch
+
+    torch.set_num_threads(2)
+    before = _threads()
+    inside = sweeps.run_jobs([delayed(_threads)() for _ in range(2)], n_jobs=1)
+    assert inside == [(1, 1), (1, 1)]
+    assert _threads() == before
+
+
+def test_without_a_scheduler_jobs_stay_on_this_machine(monkeypatch):
+    monkeypatch.delenv(sweeps.SCHEDULER_VARIABLE, raising=False)
+    engine = sweeps.connect()
+    assert engine.kind == "local" and not sweeps.on_cluster()
+    assert str(engine).startswith("jobs run on this machine")
+
+
+def test_a_named_scheduler_without_dask_installed_is_a_clear_error(monkeypatch):
+    monkeypatch.setenv(sweeps.SCHEDULER_VARIABLE, "tcp://127.0.0.1:1")
+    monkeypatch.setitem(sys.modules, "distributed", None)  # import distributed -> ImportError
+    with pytest.raises(MissingDependencyError, match=r"requirements-dask\.txt"):
+        sweeps.connect()
+    assert sweeps.engine().kind == "local"
+
+
+@pytest.fixture(scope="module")
+def cluster():
+    """Two worker processes of one thread each, as `dask worker --nworkers 2 --nthreads 1` would start."""
+    with distributed.LocalCluster(n_workers=2, threads_per_worker=1, processes=True, dashboard_address=None,
+                                  silence_logs=40) as local, distributed.Client(local) as client:  # fmt: skip
+        yield local, client
+
+
+@pytest.fixture(scope="module")
+def tiny():
+    task = dataclasses.replace(
+        tasks.tasks("ci")["MNIST"], n_clients=8, concurrency=4, buffer=2, per_client=15, test_size=100,
+        target=0.4, erased=(1, 2), local=LocalSGD(lr=0.05, batch_size=10, epochs=1, momentum=0.9),
+    )  # fmt: skip
+    return task, tasks.prepare(task, random_state=0)
+
+
+def _knot_sweep(tiny, n_jobs: int) -> list:
+    task, data = tiny
+    plan = comparison.StudyPlan([task.name], fraction=comparison.LATE, methods=("FedAvg", "FedBuff", "KNOT"))
+    return comparison.study_set([task], [data], [0, 1, 2], [plan], n_jobs=n_jobs)[0]
+
+
+def _same_study(a: comparison.Study, b: comparison.Study) -> None:
+    """Every field of every run but the wall-clock seconds, and the curves, bit for bit."""
+    timing = {"wall_seconds", "train_seconds", "eval_seconds", "overhead_seconds", "profile_seconds",
+              "unlearning_seconds", "curve"}  # fmt: skip
+    assert (a.task, a.erase_time, a.horizon) == (b.task, b.erase_time, b.horizon)
+    for x, y in zip([a.pilot, *a.runs], [b.pilot, *b.runs], strict=True):
+        for field in dataclasses.fields(runs.Run):
+            if field.name not in timing:
+                u, v = getattr(x, field.name), getattr(y, field.name)
+                assert u == v or (u != u and v != v), field.name  # NaN equals NaN here
+        for name in ("times", "best", "scores"):
+            np.testing.assert_array_equal(getattr(x.curve, name), getattr(y.curve, name))
+
+
+@pytest.fixture(scope="module")
+def serial(tiny):
+    return _knot_sweep(tiny, n_jobs=1)
+
+
+def test_a_knot_sweep_on_a_two_worker_local_cluster_equals_the_serial_run(cluster, tiny, serial):
+    _, client = cluster
+    engine = sweeps.connect(client)
+    try:
+        assert engine.kind == "dask" and engine.workers == 2 and sweeps.on_cluster()
+        on_dask = _knot_sweep(tiny, n_jobs=1)  # n_jobs is the local processes; the cluster runs the jobs
+    finally:
+        sweeps.disconnect()
+    assert not sweeps.on_cluster()
+    for a, b in zip(serial, on_dask, strict=True):
+        _same_study(a, b)
+
+
+def test_mufc_removal_sweep_on_the_cluster_equals_the_serial_run(cluster):
+    problems = {"TCGA": mufc.prepare("TCGA", max_samples=400, n_init=2, random_state=0)}
+    serial_runs, serial_dckm = mufc.removal_study(problems, n_removals=4, n_init=1, n_jobs=1, random_state=5)
+    with parallel_config(backend="dask"):  # the same switch by hand, as a library user would write it
+        assert sweeps.on_cluster()
+        runs_, dckm = mufc.removal_study(problems, n_removals=4, n_init=1, n_jobs=1, random_state=5)
+    assert list(serial_runs) == list(runs_) == ["TCGA"] and list(serial_dckm) == list(dckm)
+    timing = [c for c in serial_runs["TCGA"].rounds.columns if "seconds" in c or c.startswith("retraining")]
+    pd.testing.assert_frame_equal(
+        serial_runs["TCGA"].rounds.drop(columns=timing), runs_["TCGA"].rounds.drop(columns=timing)
+    )
+    assert serial_dckm["TCGA"].shape == dckm["TCGA"].shape
+
+
+def _in_flight(client, worker: str) -> bool:
+    return bool(client.processing(workers=[worker]).get(worker))
+
+
+def test_a_worker_killed_in_the_middle_of_a_sweep_changes_no_number(cluster, tiny, serial):
+    _, client = cluster
+    pids = client.run(os.getpid)  # worker address -> process id
+    victim = sorted(pids)[0]
+    result: dict = {}
+
+    def run() -> None:  # joblib's backend setting is per thread: this one connects too
+        with parallel_config(backend="dask"):
+            result["studies"] = _knot_sweep(tiny, n_jobs=1)
+
+    try:
+        sweep = threading.Thread(target=run)
+        sweep.start()
+        deadline = time.monotonic() + 120
+        while not _in_flight(client, victim):  # wait for a job on the victim
+            assert sweep.is_alive() and time.monotonic() < deadline, "the sweep never reached the victim"
+            time.sleep(0.05)
+        os.kill(pids[victim], signal.SIGKILL)  # the worker dies with a job in flight
+        killed_mid_sweep = sweep.is_alive()
+        sweep.join(timeout=600)
+        assert not sweep.is_alive()
+    finally:
+        sweep.join(timeout=600)
+    assert killed_mid_sweep
+    assert victim not in client.scheduler_info()["workers"]  # the nanny started a new worker in its place
+    client.wait_for_workers(2, timeout=60)
+    for a, b in zip(serial, result["studies"], strict=True):
+        _same_study(a, b)
