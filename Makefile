@@ -51,8 +51,14 @@ $(STAMP): requirements.txt constraints.txt pyproject.toml book/pyproject.toml
 	$(PY) -m pip install --quiet --disable-pip-version-check --no-deps --no-build-isolation -e . -e book
 	@touch $@
 
-# A chapter is executed again only when its source, the library or the environment changed.
-$(SRC)/%.ipynb: %.md $(LIBRARY) $(STAMP)
+# The sweeps run on a Dask cluster when DASK_SCHEDULER_ADDRESS names its scheduler (fedbook.sweeps.connect):
+# then, and only then, the chapters need Dask's distributed scheduler in .venv.
+ifneq ($(strip $(DASK_SCHEDULER_ADDRESS)),)
+CLUSTER := $(VENV)/.fedlib-dask-installed
+endif
+
+# A chapter is executed again only when its source, the library or the environment changed (not where it ran).
+$(SRC)/%.ipynb: %.md $(LIBRARY) $(STAMP) | $(CLUSTER)
 	$(PY) tools/run_chapter.py $< $@ -p scale $(SCALE) -p seed $(SEED)
 
 chapters: $(EXECUTED)
@@ -82,7 +88,7 @@ lab: $(LABSTAMP) $(LABS)
 	$(VENV)/bin/jupyter lab _build/$(SCALE)/student-labs
 
 # Rerun one chapter, always: make chapter CHAPTER=notebooks/foundations/kmeans.md SCALE=paper SEED=1
-chapter: $(STAMP)
+chapter: $(STAMP) $(CLUSTER)
 	@test -n "$(CHAPTER)" || { echo "usage: make chapter CHAPTER=notebooks/<part>/<name>.md [SCALE=..] [SEED=..]"; exit 2; }
 	$(PY) tools/run_chapter.py $(CHAPTER) $(SRC)/$(CHAPTER:.md=.ipynb) -p scale $(SCALE) -p seed $(SEED)
 

@@ -215,7 +215,9 @@ def run_jobs(
         A rough cost per call: the costliest are dispatched first, one at a time, so that no long job starts
         last while the other processes idle (longest processing time first). The results do not depend on it.
     desc : str, optional
-        A progress bar's label (tqdm, shown interactively, never in the rendered book); none without it.
+        The progress bar's label; default: the calling function's name. The bar (tqdm) counts finished jobs
+        and shows interactively, never in the rendered book (``FEDLIB_PROGRESS=0``); on a cluster the Dask
+        dashboard shows the workers' progress too.
     shared : sequence, optional
         Large arguments that many calls share (a dataset object): on a Dask cluster they are sent to every
         worker once, before the jobs (joblib's ``scatter``), rather than with each job. Arrays passed directly
@@ -241,23 +243,25 @@ def run_jobs(
     began = time.perf_counter()
     # The job's own arguments stay its top-level arguments, so that joblib's dask backend can scatter them.
     jobs = ((_one_thread, (calls[i][0], *calls[i][1]), calls[i][2]) for i in order)
-    shown = progress(jobs, desc=desc, total=len(calls), leave=False) if desc else jobs
+    caller = sys._getframe(1)
+    caller_name = f"{caller.f_globals.get('__name__')}.{caller.f_code.co_name}"
     with ExitStack() as stack:
         stack.enter_context(warnings.catch_warnings())
         warnings.filterwarnings("ignore", message=_LOKY_RESTART, category=UserWarning)
         warnings.filterwarnings("ignore", message=_DASK_LARGE, category=UserWarning)
         if shared and on_cluster():
             stack.enter_context(parallel_config(backend="dask", scatter=list(shared)))
-        results = Parallel(n_jobs=n_jobs, batch_size=1 if cost is not None else "auto")(shown)
+        parallel = Parallel(n_jobs=n_jobs, batch_size=1 if cost is not None else "auto", return_as="generator")
+        bar = progress(parallel(jobs), desc=desc or caller_name.rsplit(".", 1)[-1], total=len(calls), leave=False)
+        results = list(bar)
     out: list = [None] * len(calls)
     for i, (result, _) in zip(order, results, strict=True):
         out[i] = result
     log = os.environ.get(_LOG_VARIABLE)
     if log:
-        caller = sys._getframe(1)
         record = {
             "chapter": os.environ.get("FEDBOOK_CHAPTER"),
-            "caller": f"{caller.f_globals.get('__name__')}.{caller.f_code.co_name}",
+            "caller": caller_name,
             "jobs": len(calls),
             "where": "dask" if on_cluster() else "local",
             "n_jobs": n_jobs,

@@ -4,6 +4,7 @@ worker dies in the middle of a sweep (its jobs rescheduled by Dask)."""
 from __future__ import annotations
 
 import dataclasses
+import json
 import os
 import signal
 import sys
@@ -41,6 +42,18 @@ def test_run_jobs_returns_results_in_the_order_of_the_calls_whatever_the_cost_or
     assert sweeps.run_jobs(calls, n_jobs=2, cost=cost) == [i * i for i in range(7)]
     with pytest.raises(ValueError, match="one number per call"):
         sweeps.run_jobs(calls, cost=cost[:3])
+
+
+def test_a_sweep_log_records_each_sweep_with_its_chapter_caller_and_seconds(tmp_path, monkeypatch):
+    log = tmp_path / "sweeps.jsonl"
+    monkeypatch.setenv("FEDBOOK_SWEEP_LOG", str(log))
+    monkeypatch.setenv("FEDBOOK_CHAPTER", "notebooks/x/y.md")
+    sweeps.run_jobs([delayed(time.sleep)(0.01) for _ in range(3)], n_jobs=1)
+    sweeps.run_jobs([delayed(pow)(2, 3)], n_jobs=1)
+    first, second = (json.loads(line) for line in log.read_text().splitlines())
+    assert first["chapter"] == "notebooks/x/y.md" and first["jobs"] == 3 and first["where"] == "local"
+    assert first["caller"].endswith(".test_a_sweep_log_records_each_sweep_with_its_chapter_caller_and_seconds")
+    assert 0.03 <= first["job_seconds"] <= first["seconds"] and second["jobs"] == 1
 
 
 def test_every_job_runs_on_one_blas_thread_and_one_torch_thread_and_the_caller_keeps_its_own():
