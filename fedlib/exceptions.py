@@ -11,7 +11,8 @@ it, and ``except FedlibError`` catches every one of them:
 - infeasible settings: :class:`InfeasibleAssignment`, :class:`InfeasibleParameters`,
   :class:`UnlearningCapacityError`; a request to unlearn that cannot be served: :class:`UnlearningRequestError`;
 - data: :class:`DataUnavailableError`, :class:`ChecksumError`;
-- installation: :class:`MissingDependencyError`, an optional dependency not installed.
+- installation: :class:`MissingDependencyError`, an optional dependency not installed;
+  :class:`DeviceUnavailableError`, a GPU asked for that torch cannot see.
 
 This module imports nothing from the rest of fedlib: every layer may raise its errors.
 """
@@ -22,6 +23,7 @@ __all__ = [
     "ChecksumError",
     "DataUnavailableError",
     "DecodingError",
+    "DeviceUnavailableError",
     "FedlibError",
     "FieldOverflowError",
     "IndexCollisionError",
@@ -148,6 +150,14 @@ class UnlearningCapacityError(FedlibError, ValueError):
 
 class MissingDependencyError(FedlibError, ImportError):
     """A part of fedlib needs an optional dependency that is not installed; the message names the extra."""
+
+
+class DeviceUnavailableError(FedlibError, ValueError):
+    """A ``device`` this machine cannot train on: CUDA asked for where torch sees no GPU, or a GPU index it lacks.
+
+    Raised by :func:`fedlib.learn.resolve_device` before anything is trained; ``device="auto"``
+    never raises it (it falls back to the CPU).
+    """
 
 
 class UnlearningRequestError(FedlibError, ValueError):

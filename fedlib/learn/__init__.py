@@ -1,4 +1,4 @@
-"""Federated learning with torch on the CPU: models, local SGD, FedAvg over a pluggable aggregator.
+"""Federated learning with torch on the CPU or a GPU: models, local SGD, FedAvg over a pluggable aggregator.
 
 - Models (:func:`make_model`, names in :data:`MODELS`): the CNN of FedAvg for
   the papers' scale, LeNet-5 (KNOT), CPU-sized models for the book's default
@@ -32,6 +32,12 @@
   training times and the model disparity against the profiling round's consensus.
 - Evaluation of one model or a stack of models: :func:`predict_logits`,
   :func:`predict_proba`, :func:`accuracy`, and a language model's :func:`perplexity`.
+- Devices (:func:`resolve_device`): every trainer takes ``device`` (``"cpu"`` by default,
+  ``"cuda"``, ``"cuda:N"`` or ``"auto"``, a GPU when torch sees one), moves the examples there
+  once per fit and trains there; the trained parameters come back to the host as float32 numpy,
+  and everything else (aggregation, secure aggregation, the simulated clock, histories,
+  unlearning bookkeeping) stays on the host. On the CPU a seed fixes every bit; on a GPU the
+  results agree with the CPU's to a tolerance.
 
 Simulation entry points call ``torch.set_num_threads(1)`` unless told otherwise
 (``n_threads``): many small models train faster on one thread each, and results
@@ -44,6 +50,7 @@ from fedlib._optional import import_optional
 import_optional("torch", "learn", feature="fedlib.learn")
 
 from fedlib.learn._async import AsyncFederatedTrainer, AsyncRound, StoredUpdates, pareto_training_times
+from fedlib.learn._device import resolve_device
 from fedlib.learn._evaluate import accuracy, perplexity, predict_logits, predict_proba
 from fedlib.learn._fedavg import (
     Aggregated,
@@ -104,6 +111,7 @@ __all__ = [
     "predict_logits",
     "predict_proba",
     "profile_clients",
+    "resolve_device",
     "server_update",
     "set_flat",
     "train_clients",

@@ -22,6 +22,10 @@ INFOCOM 2023) and its baselines were run:
 
 With ``M = P`` every round waits for all the clients it sent: synchronous
 FedAvg. With one cluster it is FedBuff (or FedAvg) with global rollback.
+
+Local training and testing run on ``device`` (the examples are moved there once
+per fit); the clock, the queues, the cluster models, checkpoints and stored
+updates stay on the host in numpy.
 """
 
 from __future__ import annotations
@@ -40,6 +44,7 @@ from fedlib._typing import SeedLike
 from fedlib._validation import check_bool, check_ids, check_is_fitted, check_option, check_scalar
 from fedlib.base import UnlearningMixin, UnlearningReport
 from fedlib.exceptions import UnlearningRequestError
+from fedlib.learn._device import _DeviceCopy, resolve_device
 from fedlib.learn._evaluate import accuracy, perplexity
 from fedlib.learn._fedavg import fedavg_mean, fedavg_weights
 from fedlib.learn._local import (
@@ -293,11 +298,18 @@ class AsyncFederatedTrainer(UnlearningMixin, BaseEstimator):
         Root seed: initial model, selections and example orders.
     n_threads : int or None, default=1
         torch threads.
+    device : str or torch.device, default="cpu"
+        Where local training and testing run: ``"cpu"``, ``"cuda"``, ``"cuda:N"`` or ``"auto"``
+        (a GPU when torch sees one); resolved by :meth:`fit` (:func:`~fedlib.learn.resolve_device`).
+        On the CPU the bits are those of a run without the option; on a GPU they agree with the
+        CPU's to a tolerance only.
 
     Attributes
     ----------
     params_ : ndarray of float32, shape (n_clusters, d)
-        Every cluster's model.
+        Every cluster's model (on the host, whatever ``device``).
+    device_ : torch.device
+        The device training runs on (``device`` resolved).
     n_features_in_ : int
         Features per example (the product of ``X.shape[1:]``).
     clients_ : list of ndarray of int64
@@ -364,6 +376,7 @@ class AsyncFederatedTrainer(UnlearningMixin, BaseEstimator):
         method: str = "auto",
         random_state: SeedLike = None,
         n_threads: int | None = 1,
+        device: str | torch.device = "cpu",
     ) -> None:
         self.model = model
         self.concurrency = concurrency
@@ -380,6 +393,7 @@ class AsyncFederatedTrainer(UnlearningMixin, BaseEstimator):
         self.method = method
         self.random_state = random_state
         self.n_threads = n_threads
+        self.device = device
 
     def _store_interval(self) -> int | None:
         """Δt of the kept client updates (a subclass may fix it)."""
@@ -437,8 +451,11 @@ class AsyncFederatedTrainer(UnlearningMixin, BaseEstimator):
             ``0..n_classes-1``, test data of another example shape, training times that are not
             positive and finite, or cluster labels of the wrong length, fractional or with gaps.
         TypeError
-            For cluster labels that are not numbers.
+            For cluster labels that are not numbers, or a ``device`` of the wrong type.
+        fedlib.exceptions.DeviceUnavailableError
+            For a CUDA ``device`` on a machine without one (before any data is read).
         """
+        device = resolve_device(self.device)
         self._X, self._y, self.clients_ = check_training_data(X, y, parts)
         _check_disjoint(self.clients_)
         K = len(self.clients_)
@@ -477,6 +494,10 @@ class AsyncFederatedTrainer(UnlearningMixin, BaseEstimator):
             model = make_model(model, max(classes, 2), random_state=0, input_shape=tuple(self._X.shape[1:]))
         self.model_ = model
         self._test = None if test_data is None else self._check_test_data(test_data)
+        # the examples on the device, moved once (on the CPU: the tensors themselves); a pickle keeps the host ones
+        self.device_ = device
+        self._X_device, self._y_device = _DeviceCopy.reuse(self._X, device), _DeviceCopy.reuse(self._y, device)
+        self._test_device = None if self._test is None else _DeviceCopy.reuse(self._test[0], device)
         self._metric = check_option(self.metric, "metric", tuple(_METRICS))
         interval = self._store_interval()
         self._store = None if interval is None else check_scalar(interval, "store_updates", "int", min_val=1)
@@ -629,14 +650,15 @@ class AsyncFederatedTrainer(UnlearningMixin, BaseEstimator):
         result = profile_clients(
             self.model_,
             self._initial,
-            self._X,
-            self._y,
+            self._X_device.get(),
+            self._y_device.get(),
             self.clients_,
             training_times=self.training_times_,
             local=self._local,
             variant=variant,
             random_state=_child(self._root, _PROFILE),
             method=self._method,
+            device=self.device_,
         )
         if charge:
             self.time_ += float(self.training_times_.max())
@@ -663,8 +685,8 @@ class AsyncFederatedTrainer(UnlearningMixin, BaseEstimator):
         updates = train_clients(
             self.model_,
             self.params_[clusters],
-            self._X,
-            self._y,
+            self._X_device.get(),
+            self._y_device.get(),
             [self.clients_[k] for k in chosen],
             config=self._local,
             round_index=r,
@@ -673,6 +695,7 @@ class AsyncFederatedTrainer(UnlearningMixin, BaseEstimator):
             random_state=self._root,
             method=self._method,
             n_threads=self.n_threads,
+            device=self.device_,
         )
         for row, k in enumerate(chosen.tolist()):
             n = int(clusters[row])
@@ -796,7 +819,12 @@ class AsyncFederatedTrainer(UnlearningMixin, BaseEstimator):
     def _evaluate(self, n: int) -> None:
         if self._test is not None:
             self._scores[n] = _METRICS[self._metric](
-                self.model_, *self._test, parameters=self.params_[n], n_threads=self.n_threads
+                self.model_,
+                self._test_device.get(),
+                self._test[1],
+                parameters=self.params_[n],
+                n_threads=self.n_threads,
+                device=self.device_,
             )
 
     def _aggregate(self, n: int, items: list[_InFlight], r: int) -> None:
@@ -1071,8 +1099,8 @@ class AsyncFederatedTrainer(UnlearningMixin, BaseEstimator):
         return train_clients(
             self.model_,
             np.asarray(start, dtype=np.float32),
-            self._X,
-            self._y,
+            self._X_device.get(),
+            self._y_device.get(),
             rows,
             config=self._local if local is None else local,
             round_index=round_index,
@@ -1080,4 +1108,5 @@ class AsyncFederatedTrainer(UnlearningMixin, BaseEstimator):
             random_state=root,
             method=self._method,
             n_threads=self.n_threads,
+            device=self.device_,
         )

@@ -5,6 +5,9 @@ needs every model's predictions on the same test set; passing the models'
 flat parameter vectors as one ``(n_models, d)`` array returns them all. Besides
 accuracy, a language model is scored by its perplexity (KNOT, Su & Li,
 INFOCOM 2023, sets a perplexity target on Tiny-Shakespeare).
+
+The forward passes run on ``device`` (default: where ``X`` is, the CPU for an
+array); the scores are computed on the host from the logits brought back.
 """
 
 from __future__ import annotations
@@ -17,12 +20,13 @@ from torch import nn
 from torch.func import functional_call
 
 from fedlib._validation import check_scalar
+from fedlib.learn._device import _cuda_determinism, _data_device, resolve_device
 from fedlib.learn._local import _as_features, _as_labels
 from fedlib.learn._params import ParameterLayout, get_flat
 
 
-def _stack(model: nn.Module, layout: ParameterLayout, parameters) -> tuple[torch.Tensor, bool]:
-    """The parameter vectors as an aligned ``(n_models, d)`` tensor, and whether a single vector was given."""
+def _stack(model: nn.Module, layout: ParameterLayout, parameters, device: torch.device) -> tuple[torch.Tensor, bool]:
+    """The parameter vectors as an aligned ``(n_models, d)`` tensor on ``device``; whether one vector was given."""
     P = get_flat(model) if parameters is None else np.asarray(parameters, dtype=np.float32)
     single = P.ndim == 1
     P = P[None] if single else P
@@ -30,7 +34,7 @@ def _stack(model: nn.Module, layout: ParameterLayout, parameters) -> tuple[torch
         raise ValueError(
             f"parameters must have shape ({layout.n_parameters},) or (n_models, {layout.n_parameters}), got {P.shape}."
         )
-    out = torch.empty(P.shape, dtype=torch.float32)  # torch's allocation is 64-byte aligned: faster kernels
+    out = torch.empty(P.shape, dtype=torch.float32, device=device)  # torch's allocation is 64-byte aligned: faster
     out.copy_(torch.from_numpy(P))
     return out, single
 
@@ -42,6 +46,7 @@ def predict_logits(
     parameters=None,
     batch_size: int = 4096,
     n_threads: int | None = 1,
+    device: str | torch.device | None = None,
 ) -> np.ndarray:
     """Logits of one model, or of each of a stack of models, on ``X``.
 
@@ -57,12 +62,15 @@ def predict_logits(
         Rows per forward pass.
     n_threads : int or None, default=1
         ``torch.set_num_threads(n_threads)`` first (it stays set); ``None`` leaves it alone.
+    device : str or torch.device, optional
+        Where the forward passes run (:func:`resolve_device`); default the device of ``X`` when
+        it is a tensor, else the CPU. ``X`` is moved there unless it already is.
 
     Returns
     -------
     ndarray of float32
         ``(n, n_classes)`` for one vector (or ``parameters=None``),
-        ``(n_models, n, n_classes)`` for a stack.
+        ``(n_models, n, n_classes)`` for a stack; on the host whatever the device.
 
     Raises
     ------
@@ -80,18 +88,19 @@ def predict_logits(
     batch_size = check_scalar(batch_size, "batch_size", "int", min_val=1)
     if n_threads is not None:
         torch.set_num_threads(check_scalar(n_threads, "n_threads", "int", min_val=1))
+    device = _data_device(X) if device is None else resolve_device(device)
     layout = ParameterLayout(model)
-    P, single = _stack(model, layout, parameters)
-    X_t = _as_features(X)
+    P, single = _stack(model, layout, parameters, device)
+    X_t = _as_features(X).to(device)  # on the device already: unchanged
     outputs = []
-    with torch.no_grad():
+    with torch.no_grad(), _cuda_determinism(device):
         for row in P:
             params = layout.unflatten(row)
             chunks = [
                 functional_call(model, params, (X_t[b : b + batch_size],)) for b in range(0, len(X_t), batch_size)
             ]
-            outputs.append(torch.cat(chunks) if chunks else torch.empty(0))
-    logits = torch.stack(outputs).numpy()
+            outputs.append(torch.cat(chunks) if chunks else torch.empty(0, device=device))
+    logits = torch.stack(outputs).cpu().numpy()  # on the CPU, the stacked tensor itself
     return logits[0] if single else logits
 
 
@@ -102,6 +111,7 @@ def predict_proba(
     parameters=None,
     batch_size: int = 4096,
     n_threads: int | None = 1,
+    device: str | torch.device | None = None,
 ) -> np.ndarray:
     """Class probabilities (softmax of the logits) of one model, or of each of a stack of models.
 
@@ -117,6 +127,9 @@ def predict_proba(
         Rows per forward pass.
     n_threads : int or None, default=1
         ``torch.set_num_threads(n_threads)`` first; ``None`` leaves it alone.
+    device : str or torch.device, optional
+        Where the forward passes run (:func:`resolve_device`); default the device of ``X`` when
+        it is a tensor, else the CPU. ``X`` is moved there unless it already is.
 
     Returns
     -------
@@ -130,7 +143,7 @@ def predict_proba(
     >>> p.shape, bool(np.allclose(p.sum(axis=1), 1.0))
     ((3, 10), True)
     """
-    logits = predict_logits(model, X, parameters=parameters, batch_size=batch_size, n_threads=n_threads)
+    logits = predict_logits(model, X, parameters=parameters, batch_size=batch_size, n_threads=n_threads, device=device)
     return torch.softmax(torch.from_numpy(logits), dim=-1).numpy()
 
 
@@ -142,6 +155,7 @@ def accuracy(
     parameters=None,
     batch_size: int = 4096,
     n_threads: int | None = 1,
+    device: str | torch.device | None = None,
 ) -> float | np.ndarray:
     """Share of the rows of ``X`` whose largest logit is the label, for one model or each of a stack.
 
@@ -159,6 +173,9 @@ def accuracy(
         Rows per forward pass.
     n_threads : int or None, default=1
         ``torch.set_num_threads(n_threads)`` first; ``None`` leaves it alone.
+    device : str or torch.device, optional
+        Where the forward passes run (:func:`resolve_device`); default the device of ``X`` when
+        it is a tensor, else the CPU. ``X`` is moved there unless it already is.
 
     Returns
     -------
@@ -178,7 +195,15 @@ def accuracy(
     0.5
     """
     scores, single = _score_each_model(
-        "accuracy", _share_correct, model, X, y, parameters=parameters, batch_size=batch_size, n_threads=n_threads
+        "accuracy",
+        _share_correct,
+        model,
+        X,
+        y,
+        parameters=parameters,
+        batch_size=batch_size,
+        n_threads=n_threads,
+        device=device,
     )
     return float(scores[0]) if single else scores
 
@@ -191,6 +216,7 @@ def perplexity(
     parameters=None,
     batch_size: int = 4096,
     n_threads: int | None = 1,
+    device: str | torch.device | None = None,
 ) -> float | np.ndarray:
     """Perplexity ``exp(mean cross-entropy)`` of one model, or of each of a stack, on ``(X, y)``.
 
@@ -215,6 +241,9 @@ def perplexity(
         Rows per forward pass.
     n_threads : int or None, default=1
         ``torch.set_num_threads(n_threads)`` first; ``None`` leaves it alone.
+    device : str or torch.device, optional
+        Where the forward passes run (:func:`resolve_device`); default the device of ``X`` when
+        it is a tensor, else the CPU. ``X`` is moved there unless it already is.
 
     Returns
     -------
@@ -242,6 +271,7 @@ def perplexity(
         parameters=parameters,
         batch_size=batch_size,
         n_threads=n_threads,
+        device=device,
     )
     result = np.exp(scores)
     return float(result[0]) if single else result
@@ -257,6 +287,7 @@ def _score_each_model(
     parameters,
     batch_size: int,
     n_threads: int | None,
+    device: str | torch.device | None,
 ) -> tuple[np.ndarray, bool]:
     """The evaluation loop of :func:`accuracy` and :func:`perplexity`: ``score(logits, labels)`` of each model.
 
@@ -267,7 +298,7 @@ def _score_each_model(
     score : callable
         ``score(logits, labels)`` with one model's float32 logits of shape ``(n, n_classes)`` and the
         int64 labels of shape ``(n,)``; returns a float.
-    model, X, y, parameters, batch_size, n_threads
+    model, X, y, parameters, batch_size, n_threads, device
         The arguments of :func:`accuracy` or :func:`perplexity`, passed on unchanged.
 
     Returns
@@ -282,12 +313,12 @@ def _score_each_model(
     ValueError
         If ``X`` and ``y`` differ in length or hold no row, or ``score`` raises it.
     """
-    labels = _as_labels(y)
+    labels = _as_labels(y).cpu()  # scored on the host, with the logits brought back
     if len(labels) != len(X):
         raise ValueError(f"X has {len(X)} rows but y has {len(labels)}.")
     if len(labels) == 0:
         raise ValueError(f"the {metric} of no rows is undefined: X and y need at least one row.")
-    logits = predict_logits(model, X, parameters=parameters, batch_size=batch_size, n_threads=n_threads)
+    logits = predict_logits(model, X, parameters=parameters, batch_size=batch_size, n_threads=n_threads, device=device)
     # one model at a time: a score's float64 intermediates for a whole stack would be 8 bytes per logit of every model
     scores = [score(one, labels) for one in logits.reshape(-1, *logits.shape[-2:])]
     return np.array(scores, dtype=np.float64), logits.ndim == 2

@@ -42,6 +42,7 @@ from torch import nn
 from fedlib._random import check_random_state, root_sequence
 from fedlib._typing import SeedLike
 from fedlib._validation import check_is_fitted, check_option, check_scalar
+from fedlib.learn._device import _DeviceCopy, resolve_device
 from fedlib.learn._evaluate import accuracy
 from fedlib.learn._local import (
     _AGGREGATE,
@@ -401,6 +402,10 @@ class FederatedTrainer(BaseEstimator):
     between. The entry points set ``torch.set_num_threads(n_threads)``
     (default 1, see :func:`train_clients`).
 
+    Local training and evaluation run on ``device``: :meth:`fit` moves the
+    examples (and the test set) there once; the global model, aggregation,
+    history and checkpoints stay on the host in numpy.
+
     Parameters
     ----------
     model : str or torch.nn.Module, default="softmax"
@@ -438,11 +443,18 @@ class FederatedTrainer(BaseEstimator):
         Root seed.
     n_threads : int or None, default=1
         torch threads (``None``: leave torch's setting alone).
+    device : str or torch.device, default="cpu"
+        Where local training and evaluation run: ``"cpu"``, ``"cuda"``, ``"cuda:N"`` or ``"auto"``
+        (a GPU when torch sees one); resolved by :meth:`fit` (:func:`resolve_device`). On the
+        CPU the bits are those of a run without the option; on a GPU they agree with the CPU's
+        to a tolerance only (different kernels and summation orders).
 
     Attributes
     ----------
     params_ : ndarray of float32, shape (d,)
-        The current global model.
+        The current global model (on the host, whatever ``device``).
+    device_ : torch.device
+        The device training runs on (``device`` resolved).
     round_ : int
         Rounds completed since :meth:`fit` or the last :meth:`reset` (the version of ``params_``).
     history_ : list of RoundRecord
@@ -494,6 +506,7 @@ class FederatedTrainer(BaseEstimator):
         method: str = "auto",
         random_state: SeedLike = None,
         n_threads: int | None = 1,
+        device: str | torch.device = "cpu",
     ) -> None:
         self.model = model
         self.rounds = rounds
@@ -510,6 +523,7 @@ class FederatedTrainer(BaseEstimator):
         self.method = method
         self.random_state = random_state
         self.n_threads = n_threads
+        self.device = device
 
     def fit(
         self,
@@ -553,7 +567,17 @@ class FederatedTrainer(BaseEstimator):
         ValueError
             For labels out of range, empty or out-of-range clients, or bad options.
         TypeError
-            For a ``model``, ``local``, ``aggregator`` or ``abort_on`` of the wrong type.
+            For a ``model``, ``local``, ``aggregator``, ``abort_on`` or ``device`` of the wrong type.
+        fedlib.exceptions.DeviceUnavailableError
+            For a CUDA ``device`` on a machine without one (before any data is read).
+        """
+        return self._fit(X, y, parts=parts, client_ids=client_ids, test_data=test_data, n_rounds=n_rounds)
+
+    def _fit(self, X, y, *, parts, client_ids, test_data, n_rounds, shared: tuple = ()) -> FederatedTrainer:
+        """:meth:`fit`; ``shared`` holds device copies (``_DeviceCopy``) of the same host tensors to reuse.
+
+        An estimator that fits one trainer per cluster on the same examples passes its own copies, so
+        the examples sit on a GPU once, not once per trainer.
         """
         rounds = check_scalar(self.rounds, "rounds", "int", min_val=0)
         n_rounds = rounds if n_rounds is None else check_scalar(n_rounds, "n_rounds", "int", min_val=0)
@@ -580,6 +604,7 @@ class FederatedTrainer(BaseEstimator):
             raise TypeError(f"abort_on must be a tuple of exception types, got {self.abort_on!r}.")
         method = check_option(self.method, "method", ("auto", "vmap", "loop"))
         n_threads = None if self.n_threads is None else check_scalar(self.n_threads, "n_threads", "int", min_val=1)
+        device = resolve_device(self.device)
 
         X_, y_, clients = check_training_data(X, y, parts)
         n = len(clients)
@@ -611,6 +636,11 @@ class FederatedTrainer(BaseEstimator):
         self._eval_every, self._abort_on, self._keep_checkpoints = eval_every, abort_on, bool(self.keep_checkpoints)
         self._method, self._n_threads = method, n_threads
         self._X, self._y, self._test = X_, y_, test
+        # the examples on the device, moved once (on the CPU: the tensors above); a pickle keeps the host tensors
+        self.device_ = device
+        self._X_device = _DeviceCopy.reuse(X_, device, shared)
+        self._y_device = _DeviceCopy.reuse(y_, device, shared)
+        self._test_device = None if test is None else _DeviceCopy.reuse(test[0], device, shared)
         self.n_features_in_ = int(np.prod(X_.shape[1:], dtype=np.int64))
         self.clients_ = clients
         self.client_ids_ = ids
@@ -730,8 +760,8 @@ class FederatedTrainer(BaseEstimator):
         return train_clients(
             self.model_,
             self.params_ if start is None else start,
-            self._X,
-            self._y,
+            self._X_device.get(),
+            self._y_device.get(),
             [self.clients_[p] for p in positions],
             config=self._local,
             round_index=r,
@@ -740,6 +770,7 @@ class FederatedTrainer(BaseEstimator):
             random_state=self._root,
             method=self._method,
             n_threads=self._n_threads,
+            device=self.device_,
         )
 
     def step(self) -> RoundRecord:
@@ -867,6 +898,8 @@ class FederatedTrainer(BaseEstimator):
     def evaluate(self, X=None, y=None) -> float:
         """Accuracy of the current model on ``(X, y)``, default the ``test_data`` given to :meth:`fit`.
 
+        The forward passes run on :attr:`device_` (``X`` is moved there; the test data already is).
+
         Parameters
         ----------
         X : ndarray or torch.Tensor of float, optional
@@ -888,10 +921,12 @@ class FederatedTrainer(BaseEstimator):
         if X is None and y is None:
             if self._test is None:
                 raise ValueError("no test data: pass X and y, or give test_data to fit.")
-            X, y = self._test
+            X, y = self._test_device.get(), self._test[1]
         elif X is None or y is None:
             raise ValueError("pass both X and y.")
-        return float(accuracy(self.model_, X, y, parameters=self.params_, n_threads=self._n_threads))
+        return float(
+            accuracy(self.model_, X, y, parameters=self.params_, n_threads=self._n_threads, device=self.device_)
+        )
 
     def history_table(self) -> dict[str, list]:
         """The history as columns (``pandas.DataFrame(trainer.history_table())``).

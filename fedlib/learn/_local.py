@@ -25,6 +25,13 @@ comes from its own generator (:func:`client_generator`), whatever the other
 clients do, and torch runs on one thread (``n_threads=1``: thread pools only
 slow small models down, and results may differ in the last bits across
 thread counts).
+
+Training runs on ``device`` (:func:`resolve_device`: the CPU, a CUDA GPU, or
+``"auto"``): the parameter matrix and the steps' index tensors live there, the
+examples are moved there unless they already are, and the trained parameters
+come back to the host. The example orders are drawn on the host, from the same
+streams, so a GPU sees the same batches as the CPU; its kernels round
+differently, so its parameters agree with the CPU's to a tolerance, not bit for bit.
 """
 
 from __future__ import annotations
@@ -47,6 +54,7 @@ from fedlib._random import child_sequence as _child
 from fedlib._random import root_sequence
 from fedlib._typing import SeedLike
 from fedlib._validation import check_option, check_scalar
+from fedlib.learn._device import _cuda_determinism, _data_device, resolve_device
 from fedlib.learn._params import ParameterLayout
 
 #: Stream keys under a root seed: the training order of client c in round r is stream (TRAIN, r, c).
@@ -299,7 +307,7 @@ def check_training_data(X, y, parts=None) -> tuple[torch.Tensor, torch.Tensor, l
     flat = X_t.reshape(n, -1)
     for start in range(0, n, _FINITE_CHUNK):
         stop = min(n, start + _FINITE_CHUNK)
-        bad = ~torch.isfinite(flat[start:stop]).all(dim=1).numpy()
+        bad = ~torch.isfinite(flat[start:stop]).all(dim=1).cpu().numpy()
         if (bad & held[start:stop]).any():
             row = start + int(np.flatnonzero(bad & held[start:stop])[0])
             raise ValueError(f"Input X contains NaN or infinity (row {row}, held by a client).")
@@ -390,6 +398,8 @@ def _sgd_step(params, grads, bufs, config: LocalSGD, first: bool, active=None) -
 def _train_loop(model, layout, P, X, y, orders, config: LocalSGD) -> None:
     """Client after client, with plain autograd; ``P`` (n, d) holds the starts and receives the results.
 
+    Everything runs on ``P``'s device (``X`` and ``y`` must be there too); the orders are host arrays.
+
     A private copy of ``model`` has its parameters pointed at the views of one
     working vector (no copies per step), which holds row ``c`` of ``P`` while
     client ``c`` trains. The working vector is the same torch allocation for
@@ -398,9 +408,10 @@ def _train_loop(model, layout, P, X, y, orders, config: LocalSGD) -> None:
     body, separate multiply and add in the tails) at different alignments,
     which would make a client's bits depend on which clients come before it.
     """
-    work = copy.deepcopy(model)
+    device = P.device
+    work = copy.deepcopy(model).to(device)  # on the CPU ``to`` changes nothing
     params = [dict(work.named_parameters())[name] for name in layout.names]
-    row = torch.empty(layout.n_parameters, dtype=torch.float32)
+    row = torch.empty(layout.n_parameters, dtype=torch.float32, device=device)
     views = layout.unflatten(row)
     for p, name in zip(params, layout.names, strict=True):
         p.data = views[name]
@@ -410,7 +421,7 @@ def _train_loop(model, layout, P, X, y, orders, config: LocalSGD) -> None:
         bufs = [torch.empty_like(p) for p in params] if config.momentum else None
         first = True
         for order in epochs:
-            order = torch.from_numpy(order)
+            order = torch.from_numpy(order).to(device)
             for b in range(0, len(order), B):
                 idx = order[b : b + B]
                 for p in params:
@@ -423,7 +434,12 @@ def _train_loop(model, layout, P, X, y, orders, config: LocalSGD) -> None:
 
 
 def _train_vmap(model, layout, P, X, y, orders, config: LocalSGD) -> None:
-    """All clients of ``P`` (n, d) at once; shorter clients skip the extra steps."""
+    """All clients of ``P`` (n, d) at once; shorter clients skip the extra steps.
+
+    Everything runs on ``P``'s device (``X`` and ``y`` must be there too): each step's indices, weights
+    and counts are built on the host from the orders and moved there.
+    """
+    device = P.device
     step = vmap(grad(_loss(model)))
     B = config.batch_size
     n = P.shape[0]
@@ -443,17 +459,18 @@ def _train_vmap(model, layout, P, X, y, orders, config: LocalSGD) -> None:
             rows[c, : sizes[c]] = orders[c][e]
         # a short client's padding repeats one of its own rows (weight 0), never another client's
         pad = torch.from_numpy(np.array([orders[c][e][0] if sizes[c] else 0 for c in range(n)], dtype=np.int64))
+        pad = pad.to(device)
         for b in range(0, width, B):
             idx = rows[:, b : b + B]
             valid = idx >= 0
             counts = valid.sum(axis=1)
             k = int(counts.max())
             idx, valid = idx[:, :k], valid[:, :k]
-            idx_t = torch.where(torch.from_numpy(valid), torch.from_numpy(idx), pad[:, None])
-            w = torch.from_numpy(valid.astype(np.float32))
-            count = torch.from_numpy(np.maximum(counts, 1).astype(np.float32))
+            idx_t = torch.where(torch.from_numpy(valid).to(device), torch.from_numpy(idx).to(device), pad[:, None])
+            w = torch.from_numpy(valid.astype(np.float32)).to(device)
+            count = torch.from_numpy(np.maximum(counts, 1).astype(np.float32)).to(device)
             grads = step(views, X[idx_t], y[idx_t], w, count)
-            active = torch.from_numpy((counts > 0).astype(np.float32)) if (counts == 0).any() else None
+            active = torch.from_numpy((counts > 0).astype(np.float32)).to(device) if (counts == 0).any() else None
             _sgd_step(params, [grads[name] for name in layout.names], bufs, config, first, active)
             first = False
 
@@ -505,6 +522,7 @@ def train_clients(
     random_state: SeedLike = None,
     method: str = "auto",
     n_threads: int | None = 1,
+    device: str | torch.device | None = None,
 ) -> ClientUpdates:
     """Train every client locally from its start and return the trained parameters.
 
@@ -540,17 +558,26 @@ def train_clients(
     n_threads : int or None, default=1
         ``torch.set_num_threads(n_threads)`` before training (it stays set);
         ``None`` leaves torch's setting alone.
+    device : str or torch.device, optional
+        Where to train (:func:`resolve_device`: ``"cpu"``, ``"cuda"``, ``"cuda:N"``, ``"auto"``);
+        default the device of ``X`` when it is a tensor, else the CPU. ``X`` and ``y`` are moved
+        there unless they already are (a trainer moves them once per fit and passes the copies);
+        the parameter matrix is allocated there. The result is on the host either way.
 
     Returns
     -------
     ClientUpdates
-        The trained parameters, starts, ids and sample counts.
+        The trained parameters (float32 numpy, on the host), starts, ids and sample counts.
 
     Raises
     ------
     ValueError
         If a client has no example or a row out of range, ``start`` has the
-        wrong shape, or ``X`` and ``y`` differ in length.
+        wrong shape, or ``X`` and ``y`` differ in length; for a ``device`` torch does not know.
+    TypeError
+        For a ``device`` that is neither a string nor a :class:`torch.device`.
+    fedlib.exceptions.DeviceUnavailableError
+        For a CUDA ``device`` on a machine where torch sees no GPU.
 
     Examples
     --------
@@ -570,7 +597,8 @@ def train_clients(
     round_index = check_scalar(round_index, "round_index", "int", min_val=0)
     if n_threads is not None:
         torch.set_num_threads(check_scalar(n_threads, "n_threads", "int", min_val=1))
-    X_t, y_t = _as_features(X), _as_labels(y)
+    device = _data_device(X) if device is None else resolve_device(device)
+    X_t, y_t = _as_features(X).to(device), _as_labels(y).to(device)  # on their device already: unchanged
     if X_t.shape[0] != y_t.shape[0]:
         raise ValueError(f"X has {X_t.shape[0]} rows but y has {y_t.shape[0]}.")
     rows = _check_clients(clients, X_t.shape[0])
@@ -596,18 +624,19 @@ def train_clients(
         method = choose_method(sizes, d, config.batch_size)
     # The result, trained in place; allocated by torch (64-byte aligned: numpy's 16-byte alignment made the
     # batched products and updates several times slower in bench_learn.py).
-    P = torch.empty((n, d), dtype=torch.float32)
+    P = torch.empty((n, d), dtype=torch.float32, device=device)
     P.copy_(torch.from_numpy(start).expand(n, d) if start.ndim == 1 else torch.from_numpy(start))
-    if method == "loop":
-        _train_loop(model, layout, P, X_t, y_t, orders, config)
-    else:
-        chunk = max(1, _VMAP_MAX_FLOATS // d)
-        for lo in range(0, n, chunk):
-            _train_vmap(model, layout, P[lo : lo + chunk], X_t, y_t, orders[lo : lo + chunk], config)
+    with _cuda_determinism(device):  # on the CPU: nothing
+        if method == "loop":
+            _train_loop(model, layout, P, X_t, y_t, orders, config)
+        else:
+            chunk = max(1, _VMAP_MAX_FLOATS // d)
+            for lo in range(0, n, chunk):
+                _train_vmap(model, layout, P[lo : lo + chunk], X_t, y_t, orders[lo : lo + chunk], config)
     return ClientUpdates(
         client_ids=ids,
         start=start.copy(),
-        params=P.numpy(),
+        params=P.cpu().numpy(),  # on the CPU, P itself
         n_samples=sizes,
         round_index=round_index,
         base_version=versions,

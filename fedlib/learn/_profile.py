@@ -17,6 +17,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 import numpy as np
+import torch
 from torch import nn
 
 from fedlib._typing import SeedLike
@@ -59,6 +60,7 @@ def profile_clients(
     variant: str = "paper",
     random_state: SeedLike = None,
     method: str = "auto",
+    device: str | torch.device | None = None,
 ) -> ClientProfile:
     """Profile every client as KNOT does before clustering (Sec. IV-A).
 
@@ -84,6 +86,9 @@ def profile_clients(
         Root seed of the profiling rounds (rounds 0 and 1 of :func:`train_clients`).
     method : {"auto", "vmap", "loop"}, default="auto"
         Local-training path.
+    device : str or torch.device, optional
+        Where the clients train (:func:`train_clients`); default the device of ``X`` when it is a
+        tensor, else the CPU. The cosines are computed on the host.
 
     Returns
     -------
@@ -111,13 +116,13 @@ def profile_clients(
         raise ValueError(f"training_times must hold one time per client ({len(clients)}), got {times.shape}.")
     omega0 = np.asarray(start, dtype=np.float32)
     first = train_clients(model, omega0, X, y, clients, config=local, round_index=0, random_state=random_state,
-                          method=method)  # fmt: skip
+                          method=method, device=device)  # fmt: skip
     omega1 = fedavg_mean(first.params, first.n_samples).astype(np.float32)
     if variant == "paper":
         deltas = first.deltas
     else:
         second = train_clients(model, omega1, X, y, clients, config=local, round_index=1, random_state=random_state,
-                               method=method)  # fmt: skip
+                               method=method, device=device)  # fmt: skip
         deltas = second.deltas
     consensus = (omega1 - omega0).astype(np.float64)
     norms = np.linalg.norm(deltas.astype(np.float64), axis=1) * np.linalg.norm(consensus)

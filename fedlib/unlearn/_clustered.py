@@ -35,6 +35,7 @@ full retraining per request, the baseline Liu et al. do not run; with
 from __future__ import annotations
 
 import numpy as np
+import torch
 from sklearn.base import BaseEstimator
 
 from fedlib._random import child_sequence as _child
@@ -51,7 +52,10 @@ from fedlib.learn import (
     check_training_data,
     make_model,
     predict_proba,
+    resolve_device,
 )
+from fedlib.learn._device import _DeviceCopy
+from fedlib.learn._local import _as_features
 from fedlib.secagg import SecureAggregator
 from fedlib.unlearn._pargen import LEFTOVERS, _ceil_times, _floor_times, assign_clusters
 from fedlib.unlearn._voting import VoteResult, majority_vote
@@ -110,6 +114,13 @@ class ClusteredUnlearning(UnlearningMixin, BaseEstimator):
         round's seeded stream, a reproducible simulation that is **insecure**: whoever knows
         the seed recomputes every mask and so every client's update. The models are the same
         either way (:class:`fedlib.secagg.SecureAggregator`).
+    device : str or torch.device, default="cpu"
+        Where the cluster models train and vote: ``"cpu"``, ``"cuda"``, ``"cuda:N"`` or ``"auto"``
+        (a GPU when torch sees one; :func:`fedlib.learn.resolve_device`). The examples and the test
+        set go there once and are shared by every cluster's trainer; the cluster models, secure
+        aggregation and the unlearning bookkeeping stay on the host. On the CPU the bits are those
+        of a run without the option (and a retrained cluster equals its fresh training bit for bit
+        on any one device).
 
     Attributes
     ----------
@@ -134,6 +145,8 @@ class ClusteredUnlearning(UnlearningMixin, BaseEstimator):
         Rounds run by :meth:`fit` and :meth:`run` so far.
     n_features_in_ : int
         Features per example (the product of ``X.shape[1:]``).
+    device_ : torch.device
+        The device the cluster models train on (``device`` resolved).
     fit_report_ : UnlearningReport
         The training run by :meth:`fit`: every client as retrained, ``rounds`` the
         rounds run, ``client_seconds`` local training and ``aggregation_seconds``
@@ -210,6 +223,7 @@ class ClusteredUnlearning(UnlearningMixin, BaseEstimator):
         method: str = "auto",
         random_state: SeedLike = None,
         insecure_seeded_secrets: bool = False,
+        device: str | torch.device = "cpu",
     ) -> None:
         self.model = model
         self.cluster_size = cluster_size
@@ -228,6 +242,7 @@ class ClusteredUnlearning(UnlearningMixin, BaseEstimator):
         self.method = method
         self.random_state = random_state
         self.insecure_seeded_secrets = insecure_seeded_secrets
+        self.device = device
 
     def fit(
         self, X, y, *, parts=None, test_data: tuple | None = None, n_rounds: int | None = None
@@ -259,7 +274,10 @@ class ClusteredUnlearning(UnlearningMixin, BaseEstimator):
         ------
         ValueError
             For bad options, or a cluster too small for secure aggregation (fewer than 3 clients).
+        fedlib.exceptions.DeviceUnavailableError
+            For a CUDA ``device`` on a machine without one (before any data is read).
         """
+        device = resolve_device(self.device)
         X, y, parts = check_training_data(X, y, parts)
         n_clients = len(parts)
         self._k = check_scalar(self.cluster_size, "cluster_size (k)", "int", min_val=1, max_val=max(n_clients, 1))
@@ -287,7 +305,8 @@ class ClusteredUnlearning(UnlearningMixin, BaseEstimator):
         self._eval_every = check_scalar(self.eval_every, "eval_every", "int", min_val=1)
         if n_rounds is not None:
             n_rounds = check_scalar(n_rounds, "n_rounds", "int", min_val=0)
-        self._test = test_data
+        # the test examples as one float32 tensor (what every evaluation converted them to), kept on the device too
+        self._test = None if test_data is None else (_as_features(test_data[0]), test_data[1])
         self._root = root_sequence(self.random_state)
         clusters = assign_clusters(
             n_clients, self._k, leftovers=self._leftovers,
@@ -315,6 +334,10 @@ class ClusteredUnlearning(UnlearningMixin, BaseEstimator):
             model = make_model(model, n_classes, random_state=0, input_shape=tuple(np.shape(X)[1:]))
         self.model_ = model
         self._X, self._y, self._method = X, y, self.method
+        # moved to the device once and shared by every cluster's trainer (on the CPU: the tensors themselves)
+        self.device_ = device
+        self._X_device, self._y_device = _DeviceCopy.reuse(X, device), _DeviceCopy.reuse(y, device)
+        self._test_device = None if self._test is None else _DeviceCopy.reuse(self._test[0], device)
         self.trainers_ = [self.fresh_trainer(i) for i in range(self.n_clusters)]
         self.history_: list[dict] = []
         self.round_ = 0
@@ -400,13 +423,16 @@ class ClusteredUnlearning(UnlearningMixin, BaseEstimator):
             abort_on=(SecAggAbort,),
             method=self._method,
             random_state=_child(self._root, _CLUSTER, i, int(self.generation_[i])),
+            device=self.device_,
         )
-        return trainer.fit(
+        return trainer._fit(  # fit, reusing this system's device copies of the examples (another X: its own)
             self._X if X is None else X,
             self._y,
             parts=[self.parts_[u] for u in members],
             client_ids=members,
+            test_data=None,
             n_rounds=0,
+            shared=(self._X_device, self._y_device),
         )
 
     # -- training and evaluation --------------------------------------------------------------------------------------
@@ -470,17 +496,17 @@ class ClusteredUnlearning(UnlearningMixin, BaseEstimator):
         check_is_fitted(self, "trainers_")
         X = check_queries(X, self.n_features_in_, type(self).__name__)
         stack = np.stack([t.params_ for t in self.trainers_])
-        return predict_proba(self.model_, X, parameters=stack)
+        return predict_proba(self.model_, X, parameters=stack, device=self.device_)
 
     def _test_probabilities(self) -> np.ndarray:
         """Test-set probabilities per cluster, recomputed only for clusters whose model changed."""
-        X_test = self._test[0]
+        X_test = self._test_device.get()
         out = []
         for i, trainer in enumerate(self.trainers_):
             key = (int(self.generation_[i]), trainer.round_)
             cached = self._proba_cache.get(i)
             if cached is None or cached[0] != key:
-                cached = (key, predict_proba(self.model_, X_test, parameters=trainer.params_))
+                cached = (key, predict_proba(self.model_, X_test, parameters=trainer.params_, device=self.device_))
                 self._proba_cache[i] = cached
             out.append(cached[1])
         return np.stack(out)

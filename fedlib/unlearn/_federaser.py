@@ -26,6 +26,7 @@ import time
 from dataclasses import replace
 
 import numpy as np
+import torch
 from torch import nn
 
 from fedlib._typing import SeedLike
@@ -88,6 +89,10 @@ class FedEraser(AsyncFederatedTrainer):
         Root seed of training and of the calibrating clients' example orders.
     n_threads : int or None, default=1
         torch threads.
+    device : str or torch.device, default="cpu"
+        Where local training, calibration and testing run (``"cpu"``, ``"cuda"``, ``"cuda:N"``,
+        ``"auto"``), as :class:`~fedlib.learn.AsyncFederatedTrainer`; the stored updates and the
+        rebuilt models stay on the host.
 
     Notes
     -----
@@ -133,6 +138,7 @@ class FedEraser(AsyncFederatedTrainer):
         method: str = "auto",
         random_state: SeedLike = None,
         n_threads: int | None = 1,
+        device: str | torch.device = "cpu",
     ) -> None:
         super().__init__(
             model,
@@ -149,6 +155,7 @@ class FedEraser(AsyncFederatedTrainer):
             method=method,
             random_state=random_state,
             n_threads=n_threads,
+            device=device,
         )
         del self.store_updates  # FedEraser keeps updates every ``interval`` rounds: not a parameter here
         self.interval = interval

@@ -18,6 +18,7 @@ the first training is FedAvg (McMahan et al., AISTATS 2017) over every client wi
 from __future__ import annotations
 
 import numpy as np
+import torch
 from sklearn.base import BaseEstimator
 
 from fedlib._random import child_sequence as _child
@@ -34,6 +35,7 @@ from fedlib.learn import (
     check_training_data,
     make_model,
     predict_logits,
+    resolve_device,
 )
 
 __all__ = ["FineTuning"]
@@ -46,7 +48,7 @@ class _FederatedForgetting(UnlearningMixin, BaseEstimator):
     """FedAvg over every client, then a run over the remaining clients per request (subclasses say which).
 
     Subclasses set the hyper-parameters in ``__init__`` (at least ``model``, ``rounds``, ``local``,
-    ``eval_every``, ``method``, ``random_state``), check their own in ``_check_method_params`` and
+    ``eval_every``, ``method``, ``random_state``, ``device``), check their own in ``_check_method_params`` and
     implement ``_forget(clients, start)``, which runs the request's rounds and returns the report's
     method-specific fields.
     """
@@ -91,6 +93,7 @@ class _FederatedForgetting(UnlearningMixin, BaseEstimator):
         self._rounds = check_scalar(self.rounds, "rounds", "int", min_val=1)
         self._eval_every = check_scalar(self.eval_every, "eval_every", "int", min_val=1)
         self._method = check_option(self.method, "method", ("auto", "vmap", "loop"))
+        self.device_ = resolve_device(self.device)
         self._local = LocalSGD() if self.local is None else self.local
         if not isinstance(self._local, LocalSGD):
             raise TypeError(f"local must be a LocalSGD, got {type(self.local).__name__}.")
@@ -102,7 +105,7 @@ class _FederatedForgetting(UnlearningMixin, BaseEstimator):
         self._root = root_sequence(self.random_state)
         self._X, self._y, self._test = X, y, test_data
         trainer = FederatedTrainer(
-            model, local=self._local, eval_every=self._eval_every, method=self._method,
+            model, local=self._local, eval_every=self._eval_every, method=self._method, device=self.device_,
             random_state=_child(self._root, _TRAINING),
         ).fit(X, y, parts=parts, test_data=test_data, n_rounds=0)  # fmt: skip
         self.model_ = trainer.model_
@@ -126,7 +129,7 @@ class _FederatedForgetting(UnlearningMixin, BaseEstimator):
         """A ``cls`` trainer over the held clients at round 0 from ``parameters``, seeded by the current generation."""
         held = self._held_clients()
         trainer = cls(
-            self.model_, local=self._local, eval_every=self._eval_every, method=self._method,
+            self.model_, local=self._local, eval_every=self._eval_every, method=self._method, device=self.device_,
             random_state=_child(self._root, _FORGETTING, self.generation_),
         )  # fmt: skip
         self._configure(trainer)
@@ -160,7 +163,8 @@ class _FederatedForgetting(UnlearningMixin, BaseEstimator):
         """
         check_is_fitted(self, "params_")
         X = check_queries(X, self.n_features_in_, type(self).__name__)
-        return predict_logits(self.model_, X, parameters=self.params_).argmax(axis=1).astype(np.int64)
+        logits = predict_logits(self.model_, X, parameters=self.params_, device=self.device_)
+        return logits.argmax(axis=1).astype(np.int64)
 
     def evaluate(self, X=None, y=None) -> float:
         """Test accuracy of the global model.
@@ -189,7 +193,7 @@ class _FederatedForgetting(UnlearningMixin, BaseEstimator):
             X, y = self._test
         elif X is None or y is None:
             raise ValueError("pass both X and y.")
-        return float(accuracy(self.model_, X, y, parameters=self.params_))
+        return float(accuracy(self.model_, X, y, parameters=self.params_, device=self.device_))
 
     def _model_state(self) -> dict[str, np.ndarray]:
         """The arrays that identify the fitted model: the global model's flat float32 vector (a copy)."""
@@ -276,11 +280,17 @@ class FineTuning(_FederatedForgetting):
     random_state : int, numpy.random.Generator, numpy.random.SeedSequence or None, default=None
         Root seed: the initial model and every example order, of the training (child 0) and of the
         run serving the ``g``-th request (child ``(1, g)``).
+    device : str or torch.device, default="cpu"
+        Where the training and the fine-tuning run (``"cpu"``, ``"cuda"``, ``"cuda:N"``, ``"auto"``;
+        :func:`fedlib.learn.resolve_device`); the global model stays on the host. On the CPU the bits
+        are those of a run without the option.
 
     Attributes
     ----------
     params_ : ndarray of float32, shape (d,)
         The global model.
+    device_ : torch.device
+        The device training runs on (``device`` resolved).
     initial_params_ : ndarray of float32, shape (d,)
         The model before the first round (drawn from the seed).
     model_ : torch.nn.Module
@@ -338,6 +348,7 @@ class FineTuning(_FederatedForgetting):
         eval_every: int = 1,
         method: str = "auto",
         random_state: SeedLike = None,
+        device: str | torch.device = "cpu",
     ) -> None:
         self.model = model
         self.rounds = rounds
@@ -346,6 +357,7 @@ class FineTuning(_FederatedForgetting):
         self.eval_every = eval_every
         self.method = method
         self.random_state = random_state
+        self.device = device
 
     def _check_method_params(self) -> None:
         self._unlearning_rounds = check_scalar(self.unlearning_rounds, "unlearning_rounds", "int", min_val=0)

@@ -81,6 +81,7 @@ from fedlib.learn import (
     choose_method,
     client_generator,
 )
+from fedlib.learn._device import _cuda_determinism
 from fedlib.unlearn._finetuning import _FederatedForgetting
 
 __all__ = ["RapidRetraining"]
@@ -168,20 +169,22 @@ def _rapid_update(P, m, v, t, mean, fisher, step: _RapidStep, active=None) -> No
         mask = active[:, None]
         m.copy_(torch.where(mask, m_new, m))
         v.copy_(torch.where(mask, v_new, v))
-        P.sub_(torch.where(mask, change, torch.zeros((), dtype=P.dtype)))
+        P.sub_(torch.where(mask, change, torch.zeros((), dtype=P.dtype, device=P.device)))
 
 
 def _rapid_vmap(model, layout, P, X, y, orders, step: _RapidStep, batch_size: int) -> None:
     """All clients of ``P`` (n, d) at once; short batches padded with zero-weight examples, idle clients masked.
 
     A client's padding repeats one of its own rows: weighted by 0 it adds nothing, and it is finite
-    (``0 · NaN`` would not be 0), whatever the rows of other, forgotten clients hold.
+    (``0 · NaN`` would not be 0), whatever the rows of other, forgotten clients hold. Everything runs
+    on ``P``'s device (``X`` and ``y`` must be there); each step's indices and weights are built on the host.
     """
+    device = P.device
     statistics = vmap(_statistics(model))
     n, B = P.shape[0], batch_size
     views = layout.unflatten(P)
     m, v = torch.zeros_like(P), torch.zeros_like(P)
-    t = torch.zeros(n, dtype=torch.int64)
+    t = torch.zeros(n, dtype=torch.int64, device=device)
     sizes = np.array([len(epochs[0]) for epochs in orders])
     width = int(-(-sizes.max() // B)) * B
     for e in range(len(orders[0])):
@@ -192,28 +195,30 @@ def _rapid_vmap(model, layout, P, X, y, orders, step: _RapidStep, batch_size: in
             valid = rows[:, b : b + B] >= 0
             counts = valid.sum(axis=1)
             k = int(counts.max())
-            idx = torch.from_numpy(np.where(valid[:, :k], rows[:, b : b + k], rows[:, :1]))
-            w = torch.from_numpy(valid[:, :k].astype(np.float32))
-            count = torch.from_numpy(np.maximum(counts, 1).astype(np.float32))
+            idx = torch.from_numpy(np.where(valid[:, :k], rows[:, b : b + k], rows[:, :1])).to(device)
+            w = torch.from_numpy(valid[:, :k].astype(np.float32)).to(device)
+            count = torch.from_numpy(np.maximum(counts, 1).astype(np.float32)).to(device)
             mean, fisher = statistics(views, X[idx], y[idx], w, count)
-            active = torch.from_numpy(counts > 0) if (counts == 0).any() else None
+            active = torch.from_numpy(counts > 0).to(device) if (counts == 0).any() else None
             _rapid_update(P, m, v, t, _flat(mean, layout, n), _flat(fisher, layout, n), step, active)
 
 
 def _rapid_loop(model, layout, P, X, y, orders, step: _RapidStep, batch_size: int) -> None:
-    """One client after another (batches still vectorised over their examples), in one working row."""
+    """One client after another (batches still vectorised over their examples), in one working row on ``P``'s device."""
+    device = P.device
     statistics = _statistics(model)
-    row = torch.empty((1, layout.n_parameters), dtype=torch.float32)
+    row = torch.empty((1, layout.n_parameters), dtype=torch.float32, device=device)
     views = layout.unflatten(row[0])
     for c, epochs in enumerate(orders):
         row.copy_(P[c : c + 1])
         m, v = torch.zeros_like(row), torch.zeros_like(row)
-        t = torch.zeros(1, dtype=torch.int64)
+        t = torch.zeros(1, dtype=torch.int64, device=device)
         for order in epochs:
             for b in range(0, len(order), batch_size):
-                idx = torch.from_numpy(order[b : b + batch_size])
-                w = torch.ones(len(idx), dtype=torch.float32)
-                mean, fisher = statistics(views, X[idx], y[idx], w, torch.tensor(float(len(idx))))
+                idx = torch.from_numpy(order[b : b + batch_size]).to(device)
+                w = torch.ones(len(idx), dtype=torch.float32, device=device)
+                count = torch.tensor(float(len(idx)), device=device)
+                mean, fisher = statistics(views, X[idx], y[idx], w, count)
                 _rapid_update(row, m, v, t, _flat(mean, layout, 1), _flat(fisher, layout, 1), step)
         P[c].copy_(row[0])
 
@@ -233,11 +238,14 @@ def _rapid_clients(
     random_state: SeedLike,
     method: str,
     n_threads: int | None,
+    device: torch.device,
 ) -> ClientUpdates:
     """Every client's rapid-retraining round from ``start``: :func:`fedlib.learn.train_clients` with the FIM step.
 
     The example orders are those :func:`fedlib.learn.train_clients` would draw
     (:func:`fedlib.learn.client_generator`), ``local.epochs`` passes in batches of ``local.batch_size``.
+    ``X`` and ``y`` are on ``device`` (a resolved :class:`torch.device`), where the parameter matrix
+    is allocated; the result comes back to the host.
     """
     began = time.perf_counter()
     if n_threads is not None:
@@ -252,18 +260,19 @@ def _rapid_clients(
     sizes = np.array([len(rows) for rows in clients], dtype=np.int64)
     if method == "auto":
         method = choose_method(sizes, d, local.batch_size)
-    P = torch.empty((n, d), dtype=torch.float32)
+    P = torch.empty((n, d), dtype=torch.float32, device=device)
     P.copy_(torch.from_numpy(start).expand(n, d) if start.ndim == 1 else torch.from_numpy(start))
-    if method == "loop":
-        _rapid_loop(model, layout, P, X, y, orders, step, local.batch_size)
-    else:  # the per-example gradients of a chunk hold (clients × batch × d) floats
-        chunk = max(1, _MAX_FLOATS // (d * min(local.batch_size, int(sizes.max()))))
-        for lo in range(0, n, chunk):
-            _rapid_vmap(model, layout, P[lo : lo + chunk], X, y, orders[lo : lo + chunk], step, local.batch_size)
+    with _cuda_determinism(device):  # on the CPU: nothing
+        if method == "loop":
+            _rapid_loop(model, layout, P, X, y, orders, step, local.batch_size)
+        else:  # the per-example gradients of a chunk hold (clients × batch × d) floats
+            chunk = max(1, _MAX_FLOATS // (d * min(local.batch_size, int(sizes.max()))))
+            for lo in range(0, n, chunk):
+                _rapid_vmap(model, layout, P[lo : lo + chunk], X, y, orders[lo : lo + chunk], step, local.batch_size)
     return ClientUpdates(
         client_ids=np.asarray(client_ids, dtype=np.int64),
         start=start.copy(),
-        params=P.numpy(),
+        params=P.cpu().numpy(),  # on the CPU, P itself
         n_samples=sizes,
         round_index=round_index,
         base_version=np.broadcast_to(np.asarray(base_version, dtype=np.int64), (n,)).copy(),
@@ -307,8 +316,8 @@ class _RapidTrainer(FederatedTrainer):
         return _rapid_clients(
             self.model_,
             self.params_ if start is None else start,
-            self._X,
-            self._y,
+            self._X_device.get(),
+            self._y_device.get(),
             [self.clients_[p] for p in positions],
             step=self._rapid,
             local=self._local,
@@ -318,6 +327,7 @@ class _RapidTrainer(FederatedTrainer):
             random_state=self._root,
             method=self._method,
             n_threads=self._n_threads,
+            device=self.device_,
         )
 
 
@@ -367,11 +377,17 @@ class RapidRetraining(_FederatedForgetting):
     random_state : int, numpy.random.Generator, numpy.random.SeedSequence or None, default=None
         Root seed: the initial model and every example order, of the training (child 0) and of the
         retraining serving the ``g``-th request (child ``(1, g)``).
+    device : str or torch.device, default="cpu"
+        Where the first training and every rapid retraining run (``"cpu"``, ``"cuda"``,
+        ``"cuda:N"``, ``"auto"``; :func:`fedlib.learn.resolve_device`); the global model stays on
+        the host. On the CPU the bits are those of a run without the option.
 
     Attributes
     ----------
     params_ : ndarray of float32, shape (d,)
         The global model.
+    device_ : torch.device
+        The device training runs on (``device`` resolved).
     initial_params_ : ndarray of float32, shape (d,)
         The model before the first round (drawn from the seed); every retraining starts here.
     model_ : torch.nn.Module
@@ -432,6 +448,7 @@ class RapidRetraining(_FederatedForgetting):
         eval_every: int = 1,
         method: str = "auto",
         random_state: SeedLike = None,
+        device: str | torch.device = "cpu",
     ) -> None:
         self.model = model
         self.rounds = rounds
@@ -443,6 +460,7 @@ class RapidRetraining(_FederatedForgetting):
         self.eval_every = eval_every
         self.method = method
         self.random_state = random_state
+        self.device = device
 
     def _check_method_params(self) -> None:
         self._unlearning_rounds = (

@@ -181,6 +181,7 @@ def test_an_estimator_constructor_only_stores_its_parameters(data):
         method="loop",
         random_state=5,
         n_threads=None,
+        device="auto",  # stored as given, resolved only by fit
     )
     t = FederatedTrainer("softmax", **options)
     params = t.get_params()

@@ -214,6 +214,10 @@ class LearningScale:
         Pairs of models of KNOT's exactness test.
     n_bootstrap : int
         Bootstrap resamples of every interval.
+    device : str, default="cpu"
+        Where every system trains (``device`` of :mod:`fedlib.learn`'s trainers): ``"cpu"``, or ``"auto"``
+        (a GPU when torch sees one) at ``paper``. Every system of a run trains on the same device, so their
+        seconds compare.
     """
 
     datasets: tuple[str, ...]
@@ -238,6 +242,7 @@ class LearningScale:
     n_sequence: int
     exactness_runs: int
     n_bootstrap: int = 1000
+    device: str = "cpu"
 
 
 #: The book's scales: ``ci`` (the whole learning half in about 30 s), ``default`` (about 150 s on two cores with
@@ -259,7 +264,7 @@ SCALES: dict[str, LearningScale] = {
         datasets=DATASETS, n_clients=50, per_client=100, n_test=1000, n_candidates=100, repeats=4, hidden=64,
         rounds=20, local=LocalSGD(lr=0.2, batch_size=16, epochs=3), cluster_size=10, dropout=0.1,
         threshold_rate=0.6, knot_clusters=5, concurrency=20, buffer=10, async_rounds=20, finetune_rounds=3,
-        rapid_rounds=10, n_shadows=64, n_sequence=5, exactness_runs=40,
+        rapid_rounds=10, n_shadows=64, n_sequence=5, exactness_runs=40, device="auto",
     ),
 }  # fmt: skip
 
@@ -475,8 +480,9 @@ class LearningSystem:
 def _retraining(task: LearningTask, seed) -> ClusteredUnlearning:
     s = task.scale
     return ClusteredUnlearning(
-        task.model(), cluster_size=len(task.parts), rounds=s.rounds, local=s.local, secure=False, random_state=seed
-    )
+        task.model(), cluster_size=len(task.parts), rounds=s.rounds, local=s.local, secure=False, random_state=seed,
+        device=s.device,
+    )  # fmt: skip
 
 
 def _liu(task: LearningTask, seed, *, cluster_size: int | None = None) -> ClusteredUnlearning:
@@ -484,14 +490,14 @@ def _liu(task: LearningTask, seed, *, cluster_size: int | None = None) -> Cluste
     return ClusteredUnlearning(
         task.model(), cluster_size=s.cluster_size if cluster_size is None else cluster_size, rounds=s.rounds,
         local=s.local, secure=True, threshold_rate=s.threshold_rate, share_holders="all", dropout=s.dropout,
-        random_state=seed,
+        random_state=seed, device=s.device,
     )  # fmt: skip
 
 
 def _knot(task: LearningTask, seed) -> AsyncFederatedTrainer:
     s = task.scale
     return AsyncFederatedTrainer(
-        task.model(), concurrency=s.concurrency, buffer=s.buffer, local=s.local, random_state=seed
+        task.model(), concurrency=s.concurrency, buffer=s.buffer, local=s.local, random_state=seed, device=s.device
     )
 
 
@@ -499,22 +505,24 @@ def _federaser(task: LearningTask, seed) -> FedEraser:
     s = task.scale
     return FedEraser(
         task.model(), concurrency=s.concurrency, buffer=s.buffer, interval=FEDERASER_INTERVAL,
-        ratio=FEDERASER_RATIO, local=s.local, random_state=seed,
+        ratio=FEDERASER_RATIO, local=s.local, random_state=seed, device=s.device,
     )  # fmt: skip
 
 
 def _rapid(task: LearningTask, seed) -> RapidRetraining:
     s = task.scale
     return RapidRetraining(
-        task.model(), rounds=s.rounds, unlearning_rounds=s.rapid_rounds, local=s.local, random_state=seed
-    )
+        task.model(), rounds=s.rounds, unlearning_rounds=s.rapid_rounds, local=s.local, random_state=seed,
+        device=s.device,
+    )  # fmt: skip
 
 
 def _finetuning(task: LearningTask, seed) -> FineTuning:
     s = task.scale
     return FineTuning(
-        task.model(), rounds=s.rounds, unlearning_rounds=s.finetune_rounds, local=s.local, random_state=seed
-    )
+        task.model(), rounds=s.rounds, unlearning_rounds=s.finetune_rounds, local=s.local, random_state=seed,
+        device=s.device,
+    )  # fmt: skip
 
 
 def default_systems() -> dict[str, LearningSystem]:

@@ -209,7 +209,9 @@ def build(task: Task, prepared: TaskData, method: str, seed: int) -> AsyncFedera
     K = task.n_clients
     times = pareto_training_times(K, alpha=paper.PARETO_ALPHA, epochs=task.local.epochs, random_state=seed)
     model = _model(task, prepared)
-    options = dict(local=task.local, metric=task.metric, random_state=seed, concurrency=task.concurrency)
+    options = dict(
+        local=task.local, metric=task.metric, random_state=seed, concurrency=task.concurrency, device=task.device
+    )
     if method == "FedEraser":
         trainer = FedEraser(model, buffer=task.buffer, interval=FEDERASER_INTERVAL, ratio=FEDERASER_RATIO, **options)
     else:
@@ -516,7 +518,13 @@ def timeline_demo(
     labels = np.arange(n_clients) % n_clusters
     np.random.default_rng(seed).shuffle(labels)
     trainer = AsyncFederatedTrainer(
-        model, concurrency=concurrency, buffer=buffer, local=task.local, metric=task.metric, random_state=seed
+        model,
+        concurrency=concurrency,
+        buffer=buffer,
+        local=task.local,
+        metric=task.metric,
+        random_state=seed,
+        device=task.device,
     )
     trainer.fit(
         prepared.X,
@@ -569,7 +577,7 @@ def isolation_check(task: Task, prepared: TaskData, seed: int, *, schedule: str,
     def make() -> AsyncFederatedTrainer:
         model = _model(task, prepared)
         trainer = AsyncFederatedTrainer(model, concurrency=task.concurrency, buffer=task.buffer, local=task.local,
-                                        schedule=schedule, random_state=seed)  # fmt: skip
+                                        schedule=schedule, random_state=seed, device=task.device)  # fmt: skip
         return trainer.fit(prepared.X, prepared.y, parts=prepared.clients, training_times=times, cluster_labels=labels)
 
     plain, erased = make(), make()

@@ -253,6 +253,7 @@ def build_system(
     dropout: float | None = None,
     model: str = "cnn_small",
     random_state: SeedLike = 0,
+    device: str = "cpu",
 ) -> ClusteredUnlearning:
     """The clustered system of one row of :func:`design_table`, trained for ``rounds`` rounds on ``images``.
 
@@ -277,6 +278,8 @@ def build_system(
         A :data:`fedlib.learn.MODELS` name (``"cnn_paper"``: the two-layer CNN of the paper's MNIST runs).
     random_state : int, numpy.random.SeedSequence or None, default=0
         Root seed of the system.
+    device : str, default="cpu"
+        Where the cluster models train (``device`` of :class:`fedlib.unlearn.ClusteredUnlearning`).
 
     Returns
     -------
@@ -298,6 +301,7 @@ def build_system(
         dropout=rate if dropout is None else dropout,
         eval_every=eval_every,
         random_state=random_state,
+        device=device,
     )
     return system.fit(images.X, images.y, parts=images.clients, test_data=(images.X_test, images.y_test))
 
@@ -334,6 +338,7 @@ def convergence(
     random_state: SeedLike = 0,
     done: dict[str, ClusteredUnlearning] | None = None,
     n_jobs: int = 1,
+    device: str = "cpu",
 ) -> tuple[pd.DataFrame, dict[str, ClusteredUnlearning]]:
     """Train one system per design row and record test accuracy per round (Figs. 6-7).
 
@@ -360,6 +365,8 @@ def convergence(
         trained again.
     n_jobs : int, default=1
         joblib processes, one row each; the systems do not depend on it (``seconds`` does).
+    device : str, default="cpu"
+        Where the systems train (:func:`build_system`).
 
     Returns
     -------
@@ -372,7 +379,7 @@ def convergence(
     """
     done = done or {}
     options = {"rounds": rounds, "secure": secure, "local": local, "eval_every": eval_every, "model": model,
-               "random_state": random_state}  # fmt: skip
+               "random_state": random_state, "device": device}  # fmt: skip
     rows = [row for _, row in design.iterrows()]
     todo = [row for row in rows if row["setting"] not in done]
     trained = _in_parallel(
@@ -519,6 +526,7 @@ def seed_replicates(
     requests=None,
     done: dict | None = None,
     n_jobs: int = 1,
+    device: str = "cpu",
 ) -> pd.DataFrame:
     """Train design rows from several seeds, in the clear, and optionally unlearn ``requests`` as one batch.
 
@@ -536,7 +544,7 @@ def seed_replicates(
         Rows of :func:`design_table`.
     seeds : sequence of int
         Training seeds (:func:`replicate_seeds`).
-    rounds, local, eval_every, model
+    rounds, local, eval_every, model, device
         As for :func:`build_system`.
     requests : array-like of int, optional
         Clients to unlearn as one batch after training (column ``accuracy after``).
@@ -554,7 +562,7 @@ def seed_replicates(
         ``(n_evaluations, 2)``) and ``accuracy after`` (NaN without ``requests``).
     """
     done = done or {}
-    options = {"rounds": rounds, "local": local, "eval_every": eval_every, "model": model}
+    options = {"rounds": rounds, "local": local, "eval_every": eval_every, "model": model, "device": device}
     jobs = [(row, int(seed)) for _, row in rows.iterrows() for seed in seeds]
     todo = [(row, seed) for row, seed in jobs if (row["setting"], seed) not in done]
     work = [_replicate_work(images, row, requests, rounds=rounds, eval_every=eval_every) for row, _ in todo]

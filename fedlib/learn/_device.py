@@ -1,0 +1,163 @@
+"""Where torch trains: one resolver of the ``device`` option, and the data a fitted trainer keeps on it.
+
+Every trainer takes ``device`` (``"cpu"`` by default) and resolves it once in ``fit``
+(:func:`resolve_device`) into its ``device_``. The model's parameters and the training
+and test examples go to that device once per fit; every step of local training and every
+evaluation runs there, and the trained parameters come back to the host as float32 numpy
+arrays. The rest of a simulation (the global parameters, aggregation and secure
+aggregation, the simulated clock, histories and unlearning bookkeeping) stays on the host in
+numpy, whatever the device.
+
+On a CUDA device, local training and evaluation run with cuDNN restricted to
+deterministic convolution algorithms, chosen without benchmarking
+(``_cuda_determinism``), so that a rerun on the same GPU and software repeats
+the same convolutions; fedlib sets nothing else (TF32 is left at torch's
+defaults, :func:`torch.use_deterministic_algorithms` to the caller).
+"""
+
+from __future__ import annotations
+
+import contextlib
+from collections.abc import Iterable, Iterator
+
+import torch
+
+from fedlib.exceptions import DeviceUnavailableError
+
+#: What ``device`` may name, for the messages.
+_ACCEPTED = "'cpu', 'cuda', 'cuda:N', 'auto' or a torch.device of type cpu or cuda"
+
+
+def resolve_device(device) -> torch.device:
+    """The torch device a ``device`` option names, checked against this machine.
+
+    Parameters
+    ----------
+    device : str or torch.device
+        ``"cpu"``; ``"cuda"`` (torch's current GPU) or ``"cuda:N"``; ``"auto"``: ``"cuda"``
+        when :func:`torch.cuda.is_available`, else ``"cpu"``; or a :class:`torch.device`
+        of type ``cpu`` or ``cuda``. Other accelerators (MPS, XLA) are not supported.
+
+    Returns
+    -------
+    torch.device
+        ``cpu`` (without index), ``cuda`` or ``cuda:N``.
+
+    Raises
+    ------
+    TypeError
+        If ``device`` is neither a string nor a :class:`torch.device` (an int is refused:
+        torch would read ``3`` as ``"cuda:3"``).
+    ValueError
+        For a string torch does not know, or a device type other than cpu and cuda.
+    fedlib.exceptions.DeviceUnavailableError
+        For CUDA when torch sees no GPU (a CPU-only build, or no driver), or a GPU index
+        beyond :func:`torch.cuda.device_count`.
+
+    Examples
+    --------
+    >>> resolve_device("cpu")
+    device(type='cpu')
+    >>> resolve_device("auto").type in ("cpu", "cuda")
+    True
+    >>> resolve_device("tpu")
+    Traceback (most recent call last):
+    ...
+    ValueError: device='tpu' is not a device torch knows; use 'cpu', 'cuda', 'cuda:N', 'auto' or a torch.device ...
+    """
+    if isinstance(device, str):
+        if device == "auto":
+            return torch.device("cuda") if torch.cuda.is_available() else torch.device("cpu")
+        try:
+            resolved = torch.device(device)
+        except (RuntimeError, ValueError):
+            raise ValueError(f"device={device!r} is not a device torch knows; use {_ACCEPTED}.") from None
+    elif isinstance(device, torch.device):
+        resolved = device
+    else:
+        raise TypeError(
+            f"device must be a str or a torch.device ({_ACCEPTED}), got {type(device).__name__} {device!r}."
+        )
+    if resolved.type == "cpu":
+        return torch.device("cpu")
+    if resolved.type != "cuda":
+        raise ValueError(f"device={device!r}: fedlib trains on the CPU or on CUDA GPUs only; use {_ACCEPTED}.")
+    if not torch.cuda.is_available():
+        raise DeviceUnavailableError(
+            f"device={device!r} asks for a CUDA GPU, but torch sees none (torch {torch.__version__}, "
+            f"CUDA build: {torch.version.cuda or 'no'}); use device='cpu', or 'auto' to take a GPU only when present."
+        )
+    count = torch.cuda.device_count()
+    if resolved.index is not None and resolved.index >= count:
+        raise DeviceUnavailableError(f"device={device!r} names GPU {resolved.index}, but torch sees {count} GPU(s).")
+    return resolved
+
+
+def _data_device(X) -> torch.device:
+    """The device of ``X`` when it is a tensor, else the CPU: what ``device=None`` means for a function."""
+    return X.device if isinstance(X, torch.Tensor) else torch.device("cpu")
+
+
+class _DeviceCopy:
+    """A host tensor and its copy on a device, made once; pickled as the host tensor and the device's name.
+
+    On the CPU the copy is the host tensor itself (``Tensor.to`` returns it unchanged), so training on
+    ``"cpu"`` reads the very tensors it read before devices existed. A GPU copy never enters a pickle:
+    unpickling keeps the host tensor, and the copy is made again (the device checked again) on first use.
+    Estimators that train several models on the same examples (one trainer per cluster) hand the same
+    object to each (:meth:`reuse`), so the examples sit on the GPU once.
+    """
+
+    __slots__ = ("_copy", "device", "host")
+
+    def __init__(self, host: torch.Tensor, device: torch.device) -> None:
+        self.host = host
+        self.device = device
+        self._copy: torch.Tensor | None = None
+
+    @classmethod
+    def reuse(cls, host: torch.Tensor, device: torch.device, shared: Iterable[_DeviceCopy] = ()) -> _DeviceCopy:
+        """The copy in ``shared`` of this very host tensor on this device, else a new one (made now)."""
+        for copy in shared:
+            if copy is not None and copy.host is host and copy.device == device:
+                return copy
+        made = cls(host, device)
+        made.get()
+        return made
+
+    def get(self) -> torch.Tensor:
+        """The tensor on the device (made on first use)."""
+        if self._copy is None:
+            if self.device.type != "cpu":
+                resolve_device(self.device)  # e.g. unpickled where there is no GPU: say so, naming the device
+            self._copy = self.host.to(self.device)
+        return self._copy
+
+    def __getstate__(self) -> tuple[torch.Tensor, str]:
+        return self.host, str(self.device)
+
+    def __setstate__(self, state: tuple[torch.Tensor, str]) -> None:
+        self.host, device = state
+        self.device = torch.device(device)
+        self._copy = None
+
+
+@contextlib.contextmanager
+def _cuda_determinism(device: torch.device) -> Iterator[None]:
+    """On CUDA: ``torch.backends.cudnn.deterministic = True`` and ``benchmark = False`` for the block, then restored.
+
+    PyTorch's reproducibility notes name the two sources of run-to-run differences in convolutions on a GPU:
+    cuDNN's benchmarking, which may pick another algorithm on another run, and algorithms that are not
+    deterministic themselves. The flags are process-wide while the block runs (another thread's cuDNN work
+    in that time sees them too). On the CPU nothing changes.
+    """
+    if device.type != "cuda":
+        yield
+        return
+    cudnn = torch.backends.cudnn
+    saved = cudnn.deterministic, cudnn.benchmark
+    cudnn.deterministic, cudnn.benchmark = True, False
+    try:
+        yield
+    finally:
+        cudnn.deterministic, cudnn.benchmark = saved
