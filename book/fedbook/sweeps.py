@@ -80,8 +80,8 @@ class Engine:
 
     def __str__(self) -> str:
         if self.kind == "local":
-            return f"jobs run on this machine: {self.threads} cores (joblib)"
-        where = f"jobs run on the Dask cluster at {self.address}: {self.workers} workers, {self.threads} threads"
+            return f"sweeps run on this machine's {self.threads} cores (joblib; {SCHEDULER_VARIABLE} names a cluster)"
+        where = f"sweeps run on the Dask cluster at {self.address}: {self.workers} workers, {self.threads} threads"
         return where + (f"; dashboard {self.dashboard}" if self.dashboard else "")
 
 

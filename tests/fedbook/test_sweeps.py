@@ -70,7 +70,7 @@ def test_without_a_scheduler_jobs_stay_on_this_machine(monkeypatch):
     monkeypatch.delenv(sweeps.SCHEDULER_VARIABLE, raising=False)
     engine = sweeps.connect()
     assert engine.kind == "local" and not sweeps.on_cluster()
-    assert str(engine).startswith("jobs run on this machine")
+    assert str(engine).startswith("sweeps run on this machine")
 
 
 def test_a_named_scheduler_without_dask_installed_is_a_clear_error(monkeypatch):
