@@ -5,19 +5,7 @@ from __future__ import annotations
 import dataclasses
 
 import numpy as np
-import pytest
-from fedbook.knot import comparison, runs, tasks
-
-from fedlib.learn import LocalSGD
-
-
-@pytest.fixture(scope="module")
-def tiny():
-    task = dataclasses.replace(
-        tasks.tasks("ci")["MNIST"], n_clients=8, concurrency=4, buffer=2, per_client=15, test_size=100,
-        target=0.4, erased=(1, 2), local=LocalSGD(lr=0.05, batch_size=10, epochs=1, momentum=0.9),
-    )  # fmt: skip
-    return task, tasks.prepare(task, random_state=0)
+from fedbook.knot import comparison, runs
 
 
 def _same(a: runs.Run, b: runs.Run) -> None:
@@ -31,8 +19,8 @@ def _same(a: runs.Run, b: runs.Run) -> None:
         np.testing.assert_array_equal(getattr(a.curve, name), getattr(b.curve, name))
 
 
-def test_one_training_for_several_erasure_times_gives_the_runs_of_each_alone(tiny):
-    task, data = tiny
+def test_one_training_for_several_erasure_times_gives_the_runs_of_each_alone(tiny_knot):
+    task, data = tiny_knot
     erasures = [(70.0, 300.0, (1, 2)), (25.0, 250.0, (1,))]  # the later one first: any order
     shared = runs.runs_with_erasures(task, data, "KNOT", 2, erasures=erasures)
     for (erase_time, horizon, counts), together in zip(erasures, shared, strict=True):
@@ -42,8 +30,8 @@ def test_one_training_for_several_erasure_times_gives_the_runs_of_each_alone(tin
             _same(a, b)
 
 
-def test_study_set_equals_separate_studies_for_any_n_jobs(tiny):
-    task, data = tiny
+def test_study_set_equals_separate_studies_for_any_n_jobs(tiny_knot):
+    task, data = tiny_knot
     early = {m: (1,) for m in ("FedBuff", "KNOT")}
     plans = [
         comparison.StudyPlan([task.name], fraction=comparison.LATE, methods=("FedAvg", "FedBuff", "KNOT")),

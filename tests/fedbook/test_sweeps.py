@@ -15,12 +15,11 @@ import numpy as np
 import pandas as pd
 import pytest
 from fedbook import mufc, sweeps
-from fedbook.knot import comparison, runs, tasks
+from fedbook.knot import comparison, runs
 from joblib import delayed, parallel_config
 from threadpoolctl import threadpool_info
 
 from fedlib.exceptions import MissingDependencyError
-from fedlib.learn import LocalSGD
 
 if os.environ.get("CI"):  # .ci/run installs the extra (make test: requirements-dask.txt): never skipped there
     import distributed
@@ -89,17 +88,8 @@ def cluster():
         yield local, client
 
 
-@pytest.fixture(scope="module")
-def tiny():
-    task = dataclasses.replace(
-        tasks.tasks("ci")["MNIST"], n_clients=8, concurrency=4, buffer=2, per_client=15, test_size=100,
-        target=0.4, erased=(1, 2), local=LocalSGD(lr=0.05, batch_size=10, epochs=1, momentum=0.9),
-    )  # fmt: skip
-    return task, tasks.prepare(task, random_state=0)
-
-
-def _knot_sweep(tiny, n_jobs: int) -> list:
-    task, data = tiny
+def _knot_sweep(tiny_knot, n_jobs: int) -> list:
+    task, data = tiny_knot
     plan = comparison.StudyPlan([task.name], fraction=comparison.LATE, methods=("FedAvg", "FedBuff", "KNOT"))
     return comparison.study_set([task], [data], [0, 1, 2], [plan], n_jobs=n_jobs)[0]
 
@@ -119,16 +109,16 @@ def _same_study(a: comparison.Study, b: comparison.Study) -> None:
 
 
 @pytest.fixture(scope="module")
-def serial(tiny):
-    return _knot_sweep(tiny, n_jobs=1)
+def serial(tiny_knot):
+    return _knot_sweep(tiny_knot, n_jobs=1)
 
 
-def test_a_knot_sweep_on_a_two_worker_local_cluster_equals_the_serial_run(cluster, tiny, serial):
+def test_a_knot_sweep_on_a_two_worker_local_cluster_equals_the_serial_run(cluster, tiny_knot, serial):
     _, client = cluster
     engine = sweeps.connect(client)
     try:
         assert engine.kind == "dask" and engine.workers == 2 and sweeps.on_cluster()
-        on_dask = _knot_sweep(tiny, n_jobs=1)  # n_jobs is the local processes; the cluster runs the jobs
+        on_dask = _knot_sweep(tiny_knot, n_jobs=1)  # n_jobs is the local processes; the cluster runs the jobs
     finally:
         sweeps.disconnect()
     assert not sweeps.on_cluster()
@@ -154,7 +144,7 @@ def _in_flight(client, worker: str) -> bool:
     return bool(client.processing(workers=[worker]).get(worker))
 
 
-def test_a_worker_killed_in_the_middle_of_a_sweep_changes_no_number(cluster, tiny, serial):
+def test_a_worker_killed_in_the_middle_of_a_sweep_changes_no_number(cluster, tiny_knot, serial):
     _, client = cluster
     pids = client.run(os.getpid)  # worker address -> process id
     victim = sorted(pids)[0]
@@ -162,7 +152,7 @@ def test_a_worker_killed_in_the_middle_of_a_sweep_changes_no_number(cluster, tin
 
     def run() -> None:  # joblib's backend setting is per thread: this one connects too
         with parallel_config(backend="dask"):
-            result["studies"] = _knot_sweep(tiny, n_jobs=1)
+            result["studies"] = _knot_sweep(tiny_knot, n_jobs=1)
 
     try:
         sweep = threading.Thread(target=run)
