@@ -2,24 +2,10 @@
 
 from __future__ import annotations
 
-import dataclasses
-
-import numpy as np
 from fedbook.knot import comparison, runs
 
 
-def _same(a: runs.Run, b: runs.Run) -> None:
-    """Every field but the wall-clock seconds, and the curves, bit for bit."""
-    timing = {"wall_seconds", "train_seconds", "eval_seconds", "overhead_seconds", "curve"}
-    for field in dataclasses.fields(runs.Run):
-        if field.name not in timing:
-            x, y = getattr(a, field.name), getattr(b, field.name)
-            assert x == y or (x != x and y != y), field.name  # NaN equals NaN here
-    for name in ("times", "best", "scores"):
-        np.testing.assert_array_equal(getattr(a.curve, name), getattr(b.curve, name))
-
-
-def test_one_training_for_several_erasure_times_gives_the_runs_of_each_alone(tiny_knot):
+def test_one_training_for_several_erasure_times_gives_the_runs_of_each_alone(tiny_knot, same_knot_run):
     task, data = tiny_knot
     erasures = [(70.0, 300.0, (1, 2)), (25.0, 250.0, (1,))]  # the later one first: any order
     shared = runs.runs_with_erasures(task, data, "KNOT", 2, erasures=erasures)
@@ -27,10 +13,10 @@ def test_one_training_for_several_erasure_times_gives_the_runs_of_each_alone(tin
         alone = runs.runs_with_erasure(task, data, "KNOT", 2, erase_time=erase_time, horizon=horizon, counts=counts)
         assert len(together) == len(alone) == len(counts)
         for a, b in zip(together, alone, strict=True):
-            _same(a, b)
+            same_knot_run(a, b)
 
 
-def test_study_set_equals_separate_studies_for_any_n_jobs(tiny_knot):
+def test_study_set_equals_separate_studies_for_any_n_jobs(tiny_knot, same_knot_run):
     task, data = tiny_knot
     early = {m: (1,) for m in ("FedBuff", "KNOT")}
     plans = [
@@ -46,9 +32,9 @@ def test_study_set_equals_separate_studies_for_any_n_jobs(tiny_knot):
         for mine, theirs in zip(one, study_set, strict=True):
             for a, b in zip(mine, theirs, strict=True):
                 assert (a.task, a.erase_time, a.horizon) == (b.task, b.erase_time, b.horizon)
-                _same(a.pilot, b.pilot)
+                same_knot_run(a.pilot, b.pilot)
                 assert len(a.runs) == len(b.runs)
                 for x, y in zip(a.runs, b.runs, strict=True):
-                    _same(x, y)
+                    same_knot_run(x, y)
     assert [r.method for r in one[0][0].runs] == ["FedAvg", "FedBuff", "FedBuff", "KNOT", "KNOT"] * 2
     assert [r.n_erased for r in one[1][0].runs] == [1, 1] * 2
