@@ -10,8 +10,9 @@
   :class:`ParameterLayout` (copy-free views of a vector or a stack of vectors).
 - Local training (:func:`train_clients`, hyper-parameters :class:`LocalSGD`,
   result :class:`ClientUpdates`): mini-batch SGD of many clients at once,
-  vectorised over clients with ``torch.func.vmap`` or client by client
-  (:func:`choose_method`); each client's example order has its own stream
+  vectorised over clients with ``torch.func.vmap`` or client by client, the faster
+  path picked by :func:`choose_method` (a cost model of both paths from the model's layers,
+  the clients' sizes and the batch size, fitted on the CPU); each client's example order has its own stream
   (:func:`client_generator` under a :func:`fedlib.utils.root_sequence`), so a seed fixes every bit.
   Every federated ``fit`` checks its data with :func:`check_training_data`, every prediction its
   queries with :func:`check_queries` (scikit-learn's rules: dense, finite, non-empty, the fitted width).
@@ -50,7 +51,7 @@ from fedlib._optional import import_optional
 import_optional("torch", "learn", feature="fedlib.learn")
 
 from fedlib.learn._async import AsyncFederatedTrainer, AsyncRound, StoredUpdates, pareto_training_times
-from fedlib.learn._device import resolve_device
+from fedlib.learn._device import DeviceData, cuda_determinism, resolve_device
 from fedlib.learn._evaluate import accuracy, perplexity, predict_logits, predict_proba
 from fedlib.learn._fedavg import (
     Aggregated,
@@ -66,12 +67,15 @@ from fedlib.learn._fedavg import (
     server_update,
 )
 from fedlib.learn._local import (
+    PATH_COSTS,
     ClientUpdates,
     LocalSGD,
+    PathCost,
     check_queries,
     check_training_data,
     choose_method,
     client_generator,
+    path_seconds,
     train_clients,
 )
 from fedlib.learn._models import MODELS, init_parameters, make_model
@@ -80,16 +84,19 @@ from fedlib.learn._profile import ClientProfile, profile_clients
 
 __all__ = [
     "MODELS",
+    "PATH_COSTS",
     "Aggregated",
     "Aggregator",
     "AsyncFederatedTrainer",
     "AsyncRound",
     "ClientProfile",
     "ClientUpdates",
+    "DeviceData",
     "DropoutRule",
     "FederatedTrainer",
     "LocalSGD",
     "ParameterLayout",
+    "PathCost",
     "PlainSum",
     "PlainTotal",
     "RoundRecord",
@@ -99,6 +106,7 @@ __all__ = [
     "check_training_data",
     "choose_method",
     "client_generator",
+    "cuda_determinism",
     "fedavg",
     "fedavg_mean",
     "fedavg_weights",
@@ -107,6 +115,7 @@ __all__ = [
     "make_model",
     "n_parameters",
     "pareto_training_times",
+    "path_seconds",
     "perplexity",
     "predict_logits",
     "predict_proba",

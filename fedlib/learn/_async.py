@@ -44,7 +44,7 @@ from fedlib._typing import SeedLike
 from fedlib._validation import check_bool, check_ids, check_is_fitted, check_option, check_scalar
 from fedlib.base import UnlearningMixin, UnlearningReport
 from fedlib.exceptions import UnlearningRequestError
-from fedlib.learn._device import _DeviceCopy, resolve_device
+from fedlib.learn._device import DeviceData, resolve_device
 from fedlib.learn._evaluate import accuracy, perplexity
 from fedlib.learn._fedavg import fedavg_mean, fedavg_weights
 from fedlib.learn._local import (
@@ -496,8 +496,8 @@ class AsyncFederatedTrainer(UnlearningMixin, BaseEstimator):
         self._test = None if test_data is None else self._check_test_data(test_data)
         # the examples on the device, moved once (on the CPU: the tensors themselves); a pickle keeps the host ones
         self.device_ = device
-        self._X_device, self._y_device = _DeviceCopy.reuse(self._X, device), _DeviceCopy.reuse(self._y, device)
-        self._test_device = None if self._test is None else _DeviceCopy.reuse(self._test[0], device)
+        self._X_device, self._y_device = DeviceData.reuse(self._X, device), DeviceData.reuse(self._y, device)
+        self._test_device = None if self._test is None else DeviceData.reuse(self._test[0], device)
         self._metric = check_option(self.metric, "metric", tuple(_METRICS))
         interval = self._store_interval()
         self._store = None if interval is None else check_scalar(interval, "store_updates", "int", min_val=1)

@@ -10,7 +10,7 @@ numpy, whatever the device.
 
 On a CUDA device, local training and evaluation run with cuDNN restricted to
 deterministic convolution algorithms, chosen without benchmarking
-(``_cuda_determinism``), so that a rerun on the same GPU and software repeats
+(:func:`cuda_determinism`), so that a rerun on the same GPU and software repeats
 the same convolutions; fedlib sets nothing else (TF32 is left at torch's
 defaults, :func:`torch.use_deterministic_algorithms` to the caller).
 """
@@ -20,6 +20,7 @@ from __future__ import annotations
 import contextlib
 from collections.abc import Iterable, Iterator
 
+import numpy as np
 import torch
 
 from fedlib.exceptions import DeviceUnavailableError
@@ -98,14 +99,37 @@ def _data_device(X) -> torch.device:
     return X.device if isinstance(X, torch.Tensor) else torch.device("cpu")
 
 
-class _DeviceCopy:
-    """A host tensor and its copy on a device, made once; pickled as the host tensor and the device's name.
+class DeviceData:
+    """Examples on a training device, copied there once and shared; pickled as the host tensor and the device's name.
 
-    On the CPU the copy is the host tensor itself (``Tensor.to`` returns it unchanged), so training on
-    ``"cpu"`` reads the very tensors it read before devices existed. A GPU copy never enters a pickle:
-    unpickling keeps the host tensor, and the copy is made again (the device checked again) on first use.
-    Estimators that train several models on the same examples (one trainer per cluster) hand the same
-    object to each (:meth:`reuse`), so the examples sit on the GPU once.
+    The trainers of :mod:`fedlib.learn` hold their examples this way: :meth:`get` gives the tensor on the device,
+    made on first use. On the CPU the copy is the host tensor itself (``Tensor.to`` returns it unchanged), so
+    training on ``"cpu"`` reads the very tensors it read before devices existed. A GPU copy never enters a
+    pickle: unpickling keeps the host tensor, and the copy is made again (the device checked again) on first
+    use. Estimators that train several models on the same examples (one trainer per cluster, as
+    :class:`fedlib.unlearn.ClusteredUnlearning` does) hand the same object to each (:meth:`reuse`), so the
+    examples sit on the GPU once.
+
+    Parameters
+    ----------
+    host : torch.Tensor
+        The examples (or labels) on the host.
+    device : torch.device
+        Where training runs (:func:`resolve_device`).
+
+    Attributes
+    ----------
+    host : torch.Tensor
+        The host tensor.
+    device : torch.device
+        The device.
+
+    Examples
+    --------
+    >>> import numpy as np, torch
+    >>> data = DeviceData.reuse(np.zeros((4, 3), dtype=np.float32), torch.device("cpu"))
+    >>> data.get() is data.host, DeviceData.reuse(data.host, torch.device("cpu"), [data]) is data
+    (True, True)
     """
 
     __slots__ = ("_copy", "device", "host")
@@ -116,8 +140,28 @@ class _DeviceCopy:
         self._copy: torch.Tensor | None = None
 
     @classmethod
-    def reuse(cls, host: torch.Tensor, device: torch.device, shared: Iterable[_DeviceCopy] = ()) -> _DeviceCopy:
-        """The copy in ``shared`` of this very host tensor on this device, else a new one (made now)."""
+    def reuse(cls, host, device: torch.device, shared: Iterable[DeviceData] = ()) -> DeviceData:
+        """The copy in ``shared`` of this very host tensor on this device, else a new one (made now).
+
+        Parameters
+        ----------
+        host : torch.Tensor or ndarray
+            The examples; an array becomes a float32 tensor (floating point) or an int64 one (integers), sharing
+            its memory when it already has that type, as the trainers convert it.
+        device : torch.device
+            The device.
+        shared : iterable of DeviceData, optional
+            Copies made already; one of the same host tensor on the same device is returned as it is.
+
+        Returns
+        -------
+        DeviceData
+            The copy, on the device.
+        """
+        if not isinstance(host, torch.Tensor):
+            from fedlib.learn._local import _as_features, _as_labels  # here: _local imports this module
+
+            host = _as_features(host) if np.asarray(host).dtype.kind == "f" else _as_labels(host)
         for copy in shared:
             if copy is not None and copy.host is host and copy.device == device:
                 return copy
@@ -126,7 +170,13 @@ class _DeviceCopy:
         return made
 
     def get(self) -> torch.Tensor:
-        """The tensor on the device (made on first use)."""
+        """The tensor on the device (made on first use).
+
+        Returns
+        -------
+        torch.Tensor
+            The copy on ``device`` (on the CPU, ``host`` itself).
+        """
         if self._copy is None:
             if self.device.type != "cpu":
                 resolve_device(self.device)  # e.g. unpickled where there is no GPU: say so, naming the device
@@ -143,13 +193,29 @@ class _DeviceCopy:
 
 
 @contextlib.contextmanager
-def _cuda_determinism(device: torch.device) -> Iterator[None]:
+def cuda_determinism(device: torch.device) -> Iterator[None]:
     """On CUDA: ``torch.backends.cudnn.deterministic = True`` and ``benchmark = False`` for the block, then restored.
 
     PyTorch's reproducibility notes name the two sources of run-to-run differences in convolutions on a GPU:
     cuDNN's benchmarking, which may pick another algorithm on another run, and algorithms that are not
     deterministic themselves. The flags are process-wide while the block runs (another thread's cuDNN work
-    in that time sees them too). On the CPU nothing changes.
+    in that time sees them too). On the CPU nothing changes. fedlib's training and evaluation run inside it.
+
+    Parameters
+    ----------
+    device : torch.device
+        Where the block's computations run.
+
+    Yields
+    ------
+    None
+        Inside the block, cuDNN deterministic and not benchmarking when ``device`` is a CUDA device.
+
+    Examples
+    --------
+    >>> import torch
+    >>> with cuda_determinism(torch.device("cpu")):
+    ...     pass
     """
     if device.type != "cuda":
         yield

@@ -20,7 +20,7 @@ from torch import nn
 from torch.func import functional_call
 
 from fedlib._validation import check_scalar
-from fedlib.learn._device import _cuda_determinism, _data_device, resolve_device
+from fedlib.learn._device import _data_device, cuda_determinism, resolve_device
 from fedlib.learn._local import _as_features, _as_labels
 from fedlib.learn._params import ParameterLayout, get_flat
 
@@ -93,7 +93,7 @@ def predict_logits(
     P, single = _stack(model, layout, parameters, device)
     X_t = _as_features(X).to(device)  # on the device already: unchanged
     outputs = []
-    with torch.no_grad(), _cuda_determinism(device):
+    with torch.no_grad(), cuda_determinism(device):
         for row in P:
             params = layout.unflatten(row)
             chunks = [

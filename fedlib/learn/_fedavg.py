@@ -42,7 +42,7 @@ from torch import nn
 from fedlib._random import check_random_state, root_sequence
 from fedlib._typing import SeedLike
 from fedlib._validation import check_is_fitted, check_option, check_scalar
-from fedlib.learn._device import _DeviceCopy, resolve_device
+from fedlib.learn._device import DeviceData, resolve_device
 from fedlib.learn._evaluate import accuracy
 from fedlib.learn._local import (
     _AGGREGATE,
@@ -574,7 +574,7 @@ class FederatedTrainer(BaseEstimator):
         return self._fit(X, y, parts=parts, client_ids=client_ids, test_data=test_data, n_rounds=n_rounds)
 
     def _fit(self, X, y, *, parts, client_ids, test_data, n_rounds, shared: tuple = ()) -> FederatedTrainer:
-        """:meth:`fit`; ``shared`` holds device copies (``_DeviceCopy``) of the same host tensors to reuse.
+        """:meth:`fit`; ``shared`` holds device copies (``DeviceData``) of the same host tensors to reuse.
 
         An estimator that fits one trainer per cluster on the same examples passes its own copies, so
         the examples sit on a GPU once, not once per trainer.
@@ -638,9 +638,9 @@ class FederatedTrainer(BaseEstimator):
         self._X, self._y, self._test = X_, y_, test
         # the examples on the device, moved once (on the CPU: the tensors above); a pickle keeps the host tensors
         self.device_ = device
-        self._X_device = _DeviceCopy.reuse(X_, device, shared)
-        self._y_device = _DeviceCopy.reuse(y_, device, shared)
-        self._test_device = None if test is None else _DeviceCopy.reuse(test[0], device, shared)
+        self._X_device = DeviceData.reuse(X_, device, shared)
+        self._y_device = DeviceData.reuse(y_, device, shared)
+        self._test_device = None if test is None else DeviceData.reuse(test[0], device, shared)
         self.n_features_in_ = int(np.prod(X_.shape[1:], dtype=np.int64))
         self.clients_ = clients
         self.client_ids_ = ids

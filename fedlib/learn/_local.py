@@ -16,9 +16,13 @@ Two paths compute the same thing up to float rounding:
   are padded with zero-weight copies of their own rows (never another client's).
 - ``"loop"``: one client after another, with ``torch.func.grad`` on the same loss.
 
-Many small clients (the book's 200 clients × 40 images) run several times faster
-with ``"vmap"``; a few large clients or a large model run faster with
-``"loop"``; ``"auto"`` picks (``benchmarks/bench_learn.py`` measures both).
+On the CPU many small clients of a model without pooling (the book's 200
+clients × 40 images of ``cnn_small``) run up to several times faster with
+``"vmap"``; ragged clients (vmap pads every client to the longest one's steps),
+max pooling (LeNet-5, FedAvg's CNN) or a large model favour ``"loop"``.
+``"auto"`` asks :func:`choose_method`: a deterministic cost model of both paths,
+fitted to ``benchmarks/bench_learn.py``'s measurements, reading the model's
+layers, the clients' sizes and the batch size (on a GPU: ``"vmap"``, unmeasured).
 
 Every bit is fixed by the seed: client ``c``'s example order in round ``r``
 comes from its own generator (:func:`client_generator`), whatever the other
@@ -37,7 +41,9 @@ differently, so its parameters agree with the CPU's to a tolerance, not bit for 
 from __future__ import annotations
 
 import copy
+import math
 import time
+import weakref
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 
@@ -54,7 +60,7 @@ from fedlib._random import child_sequence as _child
 from fedlib._random import root_sequence
 from fedlib._typing import SeedLike
 from fedlib._validation import check_option, check_scalar
-from fedlib.learn._device import _cuda_determinism, _data_device, resolve_device
+from fedlib.learn._device import _data_device, cuda_determinism, resolve_device
 from fedlib.learn._params import ParameterLayout
 
 #: Stream keys under a root seed: the training order of client c in round r is stream (TRAIN, r, c).
@@ -475,37 +481,434 @@ def _train_vmap(model, layout, P, X, y, orders, config: LocalSGD) -> None:
             first = False
 
 
-def choose_method(sizes, n_parameters: int, batch_size: int) -> str:
-    """The faster path for these clients, as measured by ``benchmarks/bench_learn.py`` on a 2-core CPU.
+#: Tensors larger than this many float32 values (32 MiB, glibc's largest ``mmap`` threshold) are mapped afresh by
+#: every allocation, so each step that creates one pays page faults on all of it (the ``mmap`` cost below).
+_MMAP_FLOATS = 1 << 23
 
-    ``"vmap"`` pays off when many clients take few steps each and the model is
-    small; it wastes work on padding when client sizes differ a lot.
+_CONVS = (nn.Conv1d, nn.Conv2d, nn.Conv3d)
+_POOLS = (nn.MaxPool1d, nn.MaxPool2d, nn.MaxPool3d)
+_VIEWS = (nn.Flatten, nn.Unflatten, nn.Identity)
+
+
+@dataclass(frozen=True)
+class PathCost:
+    """Seconds per unit of work of one training path on the CPU: the fitted constants of :func:`choose_method`.
+
+    Parameters
+    ----------
+    call : float
+        Once per call of the path (once per chunk of clients under vmap).
+    client : float
+        Once per client (its example order, its row of the parameter matrix).
+    step : float
+        Once per SGD step (one client's step on the loop, one batched step of a chunk of clients under vmap).
+    layer : float
+        Per step, for every module holding parameters.
+    conv : float
+        Per step, again for every convolution.
+    parameter : float
+        Per parameter per client and step.
+    mac_linear : float
+        Per example (padding included under vmap), per multiply-add of a linear layer.
+    mac_conv : float
+        Per example, per multiply-add of a convolution.
+    pool : float
+        Per example, per value entering a max-pooling layer.
+    embedding : float
+        Per example, per embedding value looked up.
+    activation : float
+        Per example, per value of the input and of every layer's output.
+    mmap : float
+        Per value of a tensor above 2**23 floats, each time it is made (fresh pages).
+    """
+
+    call: float
+    client: float
+    step: float
+    layer: float
+    conv: float
+    parameter: float
+    mac_linear: float
+    mac_conv: float
+    pool: float
+    embedding: float
+    activation: float
+    mmap: float
+
+
+#: Fitted by ``python benchmarks/bench_learn.py --fit`` (see choose_method's Notes).
+_LOOP_COST = PathCost(
+    call=6.6e-04,
+    client=6.8e-05,
+    step=6.4e-05,
+    layer=1.9e-05,
+    conv=2.1e-04,
+    parameter=2.1e-09,
+    mac_linear=1.1e-11,
+    mac_conv=1.0e-10,
+    pool=5.4e-09,
+    embedding=2.2e-08,
+    activation=1.7e-09,
+    mmap=1.3e-09,
+)
+_VMAP_COST = PathCost(
+    call=1.7e-04,
+    client=3.9e-05,
+    step=1.1e-03,
+    layer=0.0,
+    conv=2.1e-04,
+    parameter=2.0e-09,
+    mac_linear=7.9e-12,
+    mac_conv=1.1e-10,
+    pool=1.3e-08,
+    embedding=1.6e-08,
+    activation=2.2e-09,
+    mmap=1.3e-09,
+)
+#: The fitted constants of both paths (:class:`PathCost`), by path: what :func:`path_seconds` multiplies the work by.
+PATH_COSTS = {"loop": _LOOP_COST, "vmap": _VMAP_COST}
+
+
+@dataclass(frozen=True)
+class _Work:
+    """What one example and one step cost a model, counted once by tracing it on torch's meta device.
+
+    ``layers`` and ``convs`` count modules holding parameters and convolutions among them;
+    ``mac_linear``, ``mac_conv``, ``pool`` and ``embedding`` are per-example counts (see
+    ``PathCost``); ``activations`` the values per example of the input and of each module's output
+    (views such as ``Flatten`` left out); ``tensors`` the sizes of the parameter tensors.
+    """
+
+    n_parameters: int
+    layers: int
+    convs: int
+    mac_linear: float
+    mac_conv: float
+    pool: float
+    embedding: float
+    activations: tuple[int, ...]
+    tensors: tuple[int, ...]
+
+
+#: ``_model_work`` per model (weakly held) and per (input shape, parameter shapes): a trace takes milliseconds.
+_WORK_CACHE: weakref.WeakKeyDictionary = weakref.WeakKeyDictionary()
+
+
+def _default_input_shape(model: nn.Module) -> tuple[int, ...] | None:
+    """One example's shape, read from the first module holding parameters: ``(in_features,)`` or 28x28 images."""
+    for module in model.modules():
+        if next(module.children(), None) is None and next(module.parameters(recurse=False), None) is not None:
+            if isinstance(module, nn.Linear):
+                return (module.in_features,)
+            if isinstance(module, _CONVS):
+                return (module.in_channels, *([28] * (module.weight.dim() - 2)))
+            return None
+    return None
+
+
+def _model_work(model: nn.Module, input_shape: tuple[int, ...] | None) -> _Work:
+    """Count ``model``'s work per example and per step (``_Work``), running it once on the meta device.
+
+    Without a shape to trace with, or when the model does not run on the meta device, every
+    parameter counts as one multiply-add of a linear layer per example (true of a stack of
+    ``Linear`` layers) and no activation is counted.
+    """
+    shape = _default_input_shape(model) if input_shape is None else input_shape
+    key = (shape, tuple(tuple(p.shape) for p in model.parameters()))
+    cached = _WORK_CACHE.setdefault(model, {})
+    if key in cached:
+        return cached[key]
+    tensors = tuple(int(p.numel()) for p in model.parameters())
+    leaves = [m for m in model.modules() if next(m.children(), None) is None]
+    owners = [m for m in leaves if next(m.parameters(recurse=False), None) is not None]
+    counts = dict.fromkeys(("mac_linear", "mac_conv", "pool", "embedding"), 0.0)
+    activations: list[int] = []
+
+    def count(module: nn.Module, inputs, output) -> None:
+        if isinstance(module, nn.Linear):
+            counts["mac_linear"] += output.numel() * module.in_features
+        elif isinstance(module, _CONVS):
+            counts["mac_conv"] += output.numel() * module.in_channels // module.groups * math.prod(module.kernel_size)
+        elif isinstance(module, _POOLS):
+            counts["pool"] += inputs[0].numel()
+        elif isinstance(module, nn.Embedding):
+            counts["embedding"] += output.numel()
+        if isinstance(output, torch.Tensor) and not isinstance(module, _VIEWS):
+            activations.append(int(output.numel()))
+
+    traced = False
+    if shape is not None:
+        handles = [m.register_forward_hook(count) for m in leaves]
+        try:
+            state = {name: torch.empty_like(t, device="meta") for name, t in model.named_parameters()}
+            state |= {name: torch.empty_like(t, device="meta") for name, t in model.named_buffers()}
+            functional_call(model, state, (torch.empty((1, *shape), device="meta"),))
+            traced = True
+        except (RuntimeError, NotImplementedError, TypeError, ValueError, IndexError):
+            pass  # e.g. a forward that reads values (.item(), numpy): counted from the parameters below
+        finally:
+            for handle in handles:
+                handle.remove()
+    if traced:
+        activations.insert(0, math.prod(shape))
+    else:
+        counts = {"mac_linear": float(sum(tensors)), "mac_conv": 0.0, "pool": 0.0, "embedding": 0.0}
+        activations = []
+    work = _Work(
+        n_parameters=sum(tensors),
+        layers=len(owners),
+        convs=sum(isinstance(m, _CONVS) for m in owners),
+        activations=tuple(activations),
+        tensors=tensors,
+        **counts,
+    )
+    cached[key] = work
+    return work
+
+
+def _path_seconds(work: _Work, cost: PathCost, method: str, sizes: np.ndarray, batch_size: int) -> float:
+    """Predicted seconds of one epoch of ``method`` (``"loop"`` or ``"vmap"``) over clients of these sizes.
+
+    The work comes in groups: each client alone on the loop; under vmap each chunk of clients, every
+    client of it running over as many examples as the chunk's longest client (the padding).
+    """
+    sizes = np.asarray(sizes, dtype=np.float64)
+    if method == "loop":
+        calls, clients, examples = 1, np.ones_like(sizes), sizes
+    else:
+        starts = np.arange(0, sizes.size, max(1, _VMAP_MAX_FLOATS // work.n_parameters))
+        calls, clients = starts.size, np.diff(np.append(starts, sizes.size))
+        examples = np.maximum.reduceat(sizes, starts)
+    steps = np.ceil(examples / batch_size)
+    batch = np.minimum(examples, batch_size)
+    per_step = cost.step + cost.layer * work.layers + cost.conv * work.convs
+    per_example = (
+        cost.mac_linear * work.mac_linear
+        + cost.mac_conv * work.mac_conv
+        + cost.pool * work.pool
+        + cost.embedding * work.embedding
+        + cost.activation * sum(work.activations)
+    )
+    mapped_parameters = sum(np.where(clients * t > _MMAP_FLOATS, clients * t, 0.0) for t in work.tensors)
+    mapped_activations = sum(np.where(clients * batch * a > _MMAP_FLOATS, a, 0.0) for a in work.activations)
+    per_group_step = per_step + cost.parameter * clients * work.n_parameters + cost.mmap * mapped_parameters
+    per_client = cost.client + examples * (per_example + cost.mmap * mapped_activations)
+    return float(cost.call * calls + np.sum(steps * per_group_step + clients * per_client))
+
+
+def _check_device(device) -> torch.device:
+    """``device`` as a torch.device of type cpu or cuda, without asking whether the GPU is there."""
+    if isinstance(device, torch.device):
+        parsed = device
+    elif isinstance(device, str):
+        if device == "auto":
+            return torch.device("cuda") if torch.cuda.is_available() else torch.device("cpu")
+        try:
+            parsed = torch.device(device)
+        except (RuntimeError, ValueError):
+            raise ValueError(f"device={device!r} is not a device torch knows; use 'cpu', 'cuda' or 'cuda:N'.") from None
+    else:
+        raise TypeError(f"device must be a str or a torch.device, got {type(device).__name__} {device!r}.")
+    if parsed.type not in ("cpu", "cuda"):
+        raise ValueError(
+            f"device={device!r}: the rule knows the CPU and CUDA GPUs only; use 'cpu', 'cuda' or 'cuda:N'."
+        )
+    return parsed
+
+
+def _check_rule(sizes, model, batch_size, device, input_shape):
+    """The arguments of :func:`choose_method` and :func:`path_seconds`, checked."""
+    sizes = np.asarray(sizes)
+    if sizes.ndim != 1 or sizes.size == 0:
+        raise ValueError(f"sizes must be a non-empty 1-D sequence (examples per client), got shape {sizes.shape}.")
+    if sizes.dtype.kind not in "iu":
+        raise TypeError(f"sizes must hold integers (examples per client), got dtype {sizes.dtype}.")
+    sizes = sizes.astype(np.int64)
+    if sizes.min() < 1:
+        raise ValueError(f"every client needs at least one example: sizes must be >= 1, got {int(sizes.min())}.")
+    if not isinstance(model, nn.Module):
+        raise TypeError(f"model must be a torch.nn.Module, got {type(model).__name__}.")
+    batch_size = check_scalar(batch_size, "batch_size", "int", min_val=1)
+    device = _check_device(device)
+    if input_shape is not None:
+        input_shape = tuple(int(check_scalar(s, "input_shape entries", "int", min_val=1)) for s in input_shape)
+        if not input_shape:
+            raise ValueError("input_shape must have at least one dimension (one example's shape, X.shape[1:]).")
+    return sizes, batch_size, device, input_shape
+
+
+def path_seconds(sizes, model, batch_size: int, *, input_shape=None, costs=None) -> dict[str, float]:
+    """Seconds one call of :func:`train_clients` takes by each path on the CPU, as :func:`choose_method` predicts.
+
+    The cost model behind ``method="auto"``: the model's work per example (traced once on torch's meta
+    device), the clients' steps with vmap's padding and chunking, times the constants of ``PATH_COSTS``.
 
     Parameters
     ----------
     sizes : array-like of int
         Examples per client.
-    n_parameters : int
-        ``d``.
+    model : torch.nn.Module
+        The architecture.
     batch_size : int
         ``B``.
+    input_shape : tuple of int, optional
+        One example's shape (``X.shape[1:]``); default read from the first layer.
+    costs : dict, optional
+        ``{"loop": PathCost, "vmap": PathCost}``; default ``PATH_COSTS``. With a cost of 1 for one term and
+        0 for the others, the result is that term's amount of work (how ``benchmarks/bench_learn.py --fit``
+        fits the constants).
+
+    Returns
+    -------
+    dict
+        ``{"loop": seconds, "vmap": seconds}``.
+
+    Examples
+    --------
+    >>> from fedlib.learn import make_model
+    >>> seconds = path_seconds([40] * 200, make_model("cnn_small"), 32)
+    >>> sorted(seconds), seconds["vmap"] < seconds["loop"]
+    (['loop', 'vmap'], True)
+    """
+    sizes, batch_size, _, input_shape = _check_rule(sizes, model, batch_size, "cpu", input_shape)
+    costs = PATH_COSTS if costs is None else costs
+    work = _model_work(model, input_shape)
+    return {method: _path_seconds(work, costs[method], method, sizes, batch_size) for method in ("loop", "vmap")}
+
+
+def choose_method(
+    sizes,
+    model: nn.Module,
+    batch_size: int,
+    *,
+    device: str | torch.device = "cpu",
+    input_shape: Sequence[int] | None = None,
+) -> str:
+    r"""The faster path of :func:`train_clients` for these clients, by a cost model fitted on the CPU.
+
+    A deterministic rule (no timing at run time: the two paths agree only to about 1e-5, so a choice
+    that followed the machine's momentary load would give a seed different bits from run to run).
+    On the CPU it predicts the seconds of both paths from the clients' sizes, the batch size and
+    the model's layers, and returns the cheaper; see Notes.
+
+    Parameters
+    ----------
+    sizes : array-like of int
+        Examples per client, in the order the clients are trained (vmap chunks them in that order).
+    model : torch.nn.Module
+        The architecture; its layers are counted (on torch's meta device, without computing), its
+        parameter values are not read.
+    batch_size : int
+        ``B``.
+    device : str or torch.device, default="cpu"
+        ``"cpu"``, ``"cuda"``, ``"cuda:N"``, ``"auto"`` (CUDA when torch sees a GPU) or a
+        :class:`torch.device`; whether the GPU is present is not checked.
+    input_shape : sequence of int, optional
+        One example's shape (``X.shape[1:]``), which the layers' work depends on; default read
+        from the first layer: ``(in_features,)`` for a linear one, 28×28 images with its
+        ``in_channels`` for a convolution. A model that cannot be traced counts one multiply-add
+        per parameter and example.
 
     Returns
     -------
     str
         ``"vmap"`` or ``"loop"``.
 
+    Raises
+    ------
+    TypeError
+        If ``sizes`` do not hold integers, ``model`` is not a :class:`torch.nn.Module`, ``batch_size``
+        is not an integer, or ``device`` neither a string nor a :class:`torch.device`.
+    ValueError
+        For no client, a client without examples, ``sizes`` not 1-D,
+        ``batch_size < 1``, a model without parameters, an empty or non-positive ``input_shape``,
+        or a device other than the CPU and CUDA.
+
+    Notes
+    -----
+    **CPU.** Client ``i`` holds ``s_i`` examples. The loop runs ``ceil(s_i / B)`` steps per client;
+    vmap runs the clients in chunks of ``max(1, 2**24 // d)`` (``d`` parameters), each chunk for
+    the steps of its longest client ``s_max``, every client of it computing on ``s_max`` examples
+    (the padding waste ``n s_max / sum(s_i)``). A path's seconds are
+
+    .. math::
+
+        T = \sum_{\text{groups}} \lceil e/B \rceil \, (c_\text{step} + c_\text{layer} L + c_\text{conv} C
+            + c_\text{parameter} m d) + m e \, (c_\text{mac,lin} M_\text{lin} + c_\text{mac,conv} M_\text{conv}
+            + c_\text{pool} P + c_\text{embedding} E + c_\text{activation} A) + \text{mmap terms},
+
+    a group being one client (``m = 1``, ``e = s_i``) on the loop and one chunk (``m`` clients,
+    ``e = s_max``) under vmap; ``L`` modules hold parameters, ``C`` of them convolutions; per
+    example ``M_lin`` and ``M_conv`` multiply-adds of linear and convolutional layers, ``P`` values
+    entering max pooling, ``E`` embedding values, ``A`` values of the input and every layer's
+    output. A tensor of more than ``2**23`` float32 values (32 MiB: glibc maps larger allocations
+    afresh) costs ``c_mmap`` per value each time a step makes it: the ``m``-client stacks of a
+    parameter, and of an activation (``m · min(e, B)`` examples).
+
+    The constants, in seconds (loop / vmap), were fitted by ``python benchmarks/bench_learn.py --fit``
+    to its calibration grid (one epoch of plain SGD on one torch thread; 1 to 512 clients of 1 or 6
+    batches of 1, 8 or 64 examples; the six models of :func:`make_model` and an MLP with 512 hidden
+    units) and to the 21 "fit" rows of its table (five models, five client regimes), by least
+    squares on the logarithms of the predicted over the measured seconds, weighted toward the ratio
+    of the two paths (see the benchmark's ``fit``), on a 2-core Intel Xeon (Sapphire Rapids) KVM
+    guest shared with other jobs, torch 2.13.0+cpu, 2026-11-27. The table's other rows are held out:
+    they test the rule. Rerun it to re-derive the constants on another machine:
+
+    ==============  =========  =========  ==========================================================
+    constant        loop       vmap       seconds per
+    ==============  =========  =========  ==========================================================
+    call              6.6e-04    1.7e-04  call of the path (under vmap: per chunk of clients)
+    client            6.8e-05    3.9e-05  client (its example order, its row of the parameter matrix)
+    step              6.4e-05    1.1e-03  step (one client's on the loop, a chunk's under vmap)
+    layer             1.9e-05    0.0e+00  step and module holding parameters
+    conv              2.1e-04    2.1e-04  step and convolution
+    parameter         2.1e-09    2.0e-09  step, client and parameter
+    mac_linear        1.1e-11    7.9e-12  example and multiply-add of a linear layer
+    mac_conv          1.0e-10    1.1e-10  example and multiply-add of a convolution
+    pool              5.4e-09    1.3e-08  example and value entering max pooling
+    embedding         2.2e-08    1.6e-08  example and embedding value looked up
+    activation        1.7e-09    2.2e-09  example and value of the input or of a layer's output
+    mmap              1.3e-09    1.3e-09  value of a tensor above 32 MiB, each time a step makes it
+    ==============  =========  =========  ==========================================================
+
+    What they say: a step of vmap costs about 15 times one of the loop (batching rules, one
+    dispatch per stacked tensor), which many clients share; both pay about 2 ns per parameter,
+    client and step (gradient, update); a multiply-add of a convolution costs about the same on
+    both paths, but a value entering max pooling more than twice as much under vmap (the backward
+    of batched max pooling: LeNet-5 and FedAvg's CNN train faster client by client unless batches
+    are small); the stacked activations of many clients fall out of cache and, above 32 MiB, into
+    fresh pages. The split of the linear layers' work between ``mac_linear`` and ``activation`` is
+    loose (the grid tells them apart poorly); their sum fits. ``bench_learn.py`` prints, for each of
+    its rows, the measured and the predicted speed-up and whether the rule picked the faster path:
+    in two runs on 2026-11-27 it did in 50 and 49 of 55 rows (20 of the 21 fit rows; a tie within
+    5% counted as right). In each miss it had predicted a near tie (0.90 to 1.05 times), and the
+    measured speed-up was 0.79 to 1.45 times.
+
+    **GPU.** On a CUDA device the rule returns ``"vmap"`` whenever there are at least two clients
+    and a chunk holds at least two (``d <= 2**23``), since a GPU's per-kernel launch cost makes the
+    client loop the slow path. This is **not measured**: the machine the constants come from has
+    no GPU.
+
     Examples
     --------
-    >>> choose_method([40] * 200, 11274, 32), choose_method([2000] * 4, 11274, 32)
-    ('vmap', 'loop')
+    >>> from fedlib.learn import make_model
+    >>> choose_method([40] * 200, make_model("cnn_small"), 32)  # the book's default: many small clients
+    'vmap'
+    >>> choose_method([40] * 200, make_model("lenet5"), 32)  # max pooling under vmap is slow on the CPU
+    'loop'
+    >>> choose_method([10] * 199 + [400], make_model("softmax"), 32)  # one large client: mostly padding
+    'loop'
+    >>> choose_method([40] * 200, make_model("lenet5"), 32, device="cuda")  # not measured, see Notes
+    'vmap'
     """
-    sizes = np.asarray(sizes, dtype=np.int64)
-    if sizes.size < 4 or n_parameters > 200_000:
-        return "loop"
-    if sizes.max() > 1.5 * sizes.mean():  # ragged clients: much of the batched work would be padding
-        return "loop"
-    return "vmap" if -(-sizes.mean() // batch_size) <= 16 else "loop"
+    sizes, batch_size, device, input_shape = _check_rule(sizes, model, batch_size, device, input_shape)
+    d = sum(int(p.numel()) for p in model.parameters())
+    if d == 0:
+        raise ValueError("the model has no parameters.")
+    if device.type == "cuda":
+        return "vmap" if sizes.size >= 2 and _VMAP_MAX_FLOATS // d >= 2 else "loop"
+    seconds = path_seconds(sizes, model, batch_size, input_shape=input_shape)
+    return "vmap" if seconds["vmap"] < seconds["loop"] else "loop"
 
 
 def train_clients(
@@ -621,12 +1024,12 @@ def train_clients(
         orders.append([client_rows[rng.permutation(len(client_rows))] for _ in range(config.epochs)])
     sizes = np.array([len(r) for r in rows], dtype=np.int64)
     if method == "auto":
-        method = choose_method(sizes, d, config.batch_size)
+        method = choose_method(sizes, model, config.batch_size, device=device, input_shape=tuple(X_t.shape[1:]))
     # The result, trained in place; allocated by torch (64-byte aligned: numpy's 16-byte alignment made the
     # batched products and updates several times slower in bench_learn.py).
     P = torch.empty((n, d), dtype=torch.float32, device=device)
     P.copy_(torch.from_numpy(start).expand(n, d) if start.ndim == 1 else torch.from_numpy(start))
-    with _cuda_determinism(device):  # on the CPU: nothing
+    with cuda_determinism(device):  # on the CPU: nothing
         if method == "loop":
             _train_loop(model, layout, P, X_t, y_t, orders, config)
         else:

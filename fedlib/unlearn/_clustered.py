@@ -34,8 +34,9 @@ full retraining per request, the baseline Liu et al. do not run; with
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 import numpy as np
-import torch
 from sklearn.base import BaseEstimator
 
 from fedlib._random import child_sequence as _child
@@ -45,6 +46,7 @@ from fedlib._validation import check_bool, check_is_fitted, check_option, check_
 from fedlib.base import UnlearningMixin, UnlearningReport
 from fedlib.exceptions import SecAggAbort, UnlearningCapacityError, UnlearningRequestError
 from fedlib.learn import (
+    DeviceData,
     FederatedTrainer,
     LocalSGD,
     PlainSum,
@@ -54,11 +56,12 @@ from fedlib.learn import (
     predict_proba,
     resolve_device,
 )
-from fedlib.learn._device import _DeviceCopy
-from fedlib.learn._local import _as_features
 from fedlib.secagg import SecureAggregator
 from fedlib.unlearn._pargen import LEFTOVERS, _ceil_times, _floor_times, assign_clusters
 from fedlib.unlearn._voting import VoteResult, majority_vote
+
+if TYPE_CHECKING:  # torch comes with fedlib.learn (imported above), whose missing-torch error names the extra
+    import torch
 
 #: Stream keys under the root seed: the clustering, and cluster i's model in generation g is (_CLUSTER, i, g).
 _CLUSTERING, _CLUSTER = 0, 1
@@ -306,7 +309,8 @@ class ClusteredUnlearning(UnlearningMixin, BaseEstimator):
         if n_rounds is not None:
             n_rounds = check_scalar(n_rounds, "n_rounds", "int", min_val=0)
         # the test examples as one float32 tensor (what every evaluation converted them to), kept on the device too
-        self._test = None if test_data is None else (_as_features(test_data[0]), test_data[1])
+        self._test_device = None if test_data is None else DeviceData.reuse(test_data[0], device)
+        self._test = None if test_data is None else (self._test_device.host, test_data[1])
         self._root = root_sequence(self.random_state)
         clusters = assign_clusters(
             n_clients, self._k, leftovers=self._leftovers,
@@ -336,8 +340,7 @@ class ClusteredUnlearning(UnlearningMixin, BaseEstimator):
         self._X, self._y, self._method = X, y, self.method
         # moved to the device once and shared by every cluster's trainer (on the CPU: the tensors themselves)
         self.device_ = device
-        self._X_device, self._y_device = _DeviceCopy.reuse(X, device), _DeviceCopy.reuse(y, device)
-        self._test_device = None if self._test is None else _DeviceCopy.reuse(self._test[0], device)
+        self._X_device, self._y_device = DeviceData.reuse(X, device), DeviceData.reuse(y, device)
         self.trainers_ = [self.fresh_trainer(i) for i in range(self.n_clusters)]
         self.history_: list[dict] = []
         self.round_ = 0

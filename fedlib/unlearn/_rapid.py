@@ -80,8 +80,8 @@ from fedlib.learn import (
     check_training_data,
     choose_method,
     client_generator,
+    cuda_determinism,
 )
-from fedlib.learn._device import _cuda_determinism
 from fedlib.unlearn._finetuning import _FederatedForgetting
 
 __all__ = ["RapidRetraining"]
@@ -259,10 +259,10 @@ def _rapid_clients(
         orders.append([rows[rng.permutation(len(rows))] for _ in range(local.epochs)])
     sizes = np.array([len(rows) for rows in clients], dtype=np.int64)
     if method == "auto":
-        method = choose_method(sizes, d, local.batch_size)
+        method = choose_method(sizes, model, local.batch_size, device=device, input_shape=tuple(X.shape[1:]))
     P = torch.empty((n, d), dtype=torch.float32, device=device)
     P.copy_(torch.from_numpy(start).expand(n, d) if start.ndim == 1 else torch.from_numpy(start))
-    with _cuda_determinism(device):  # on the CPU: nothing
+    with cuda_determinism(device):  # on the CPU: nothing
         if method == "loop":
             _rapid_loop(model, layout, P, X, y, orders, step, local.batch_size)
         else:  # the per-example gradients of a chunk hold (clients × batch × d) floats

@@ -282,12 +282,22 @@ def test_local_sgd_rejects_bad_values(kwargs):
         LocalSGD(**kwargs)
 
 
-def test_choose_method():
-    assert choose_method([40] * 200, 11274, 32) == "vmap"
-    assert choose_method([2000] * 4, 11274, 32) == "loop"  # many steps per client
-    assert choose_method([40] * 3, 11274, 32) == "loop"  # too few clients to batch
-    assert choose_method([40] * 200, 1_663_370, 32) == "loop"  # a large model
-    assert choose_method([10, 10, 10, 100] * 50, 11274, 32) == "loop"  # ragged: mostly padding
+def test_choose_method(data):
+    """Clear cases of bench_learn.py (measured > 1.3x apart), and train_clients asking it with the examples' shape."""
+    cnn, lenet = make_model("cnn_small", random_state=0), make_model("lenet5", random_state=0)
+    assert choose_method([40] * 200, cnn, 10) == "vmap"  # the book's clients, small batches: 2.4x faster batched
+    assert choose_method([40] * 100, cnn, 4) == "vmap"
+    assert choose_method([40] * 200, lenet, 32) == "loop"  # max pooling's backward is slow under vmap
+    assert choose_method([40], cnn, 32) == "loop"  # one client: nothing to batch
+    lognormal = np.random.default_rng(0).lognormal(0.0, 1.0, 200)
+    ragged = np.maximum(1, np.round(lognormal / lognormal.mean() * 40)).astype(int)
+    assert choose_method(ragged, cnn, 32) == "loop"  # vmap would pad every client to the longest
+    assert choose_method([40] * 200, lenet, 32, device="cuda") == "vmap"  # the GPU rule (not measured)
+    X, y = data
+    model = make_model("softmax", N_CLASSES, random_state=0, input_shape=(N_FEATURES,))
+    clients = [np.arange(i, i + 6) for i in range(0, 180, 6)]
+    out = train_clients(model, get_flat(model), X, y, clients, random_state=0)
+    assert out.method == choose_method([6] * 30, model, LocalSGD().batch_size, input_shape=(N_FEATURES,))
 
 
 def test_client_generator_depends_on_seed_round_and_client_only():
