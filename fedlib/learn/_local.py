@@ -833,9 +833,13 @@ def choose_method(
 
     .. math::
 
-        T = \sum_{\text{groups}} \lceil e/B \rceil \, (c_\text{step} + c_\text{layer} L + c_\text{conv} C
-            + c_\text{parameter} m d) + m e \, (c_\text{mac,lin} M_\text{lin} + c_\text{mac,conv} M_\text{conv}
-            + c_\text{pool} P + c_\text{embedding} E + c_\text{activation} A) + \text{mmap terms},
+        \begin{aligned}
+        T = \sum_{\text{groups}} \Big[ & \lceil e/B \rceil \, (c_\text{step} + c_\text{layer} L + c_\text{conv} C
+            + c_\text{parameter} m d) \\
+        & + m e \, (c_\text{mac,lin} M_\text{lin} + c_\text{mac,conv} M_\text{conv}
+            + c_\text{pool} P \\
+        & + c_\text{embedding} E + c_\text{activation} A) \Big] + \text{mmap terms},
+        \end{aligned}
 
     a group being one client (``m = 1``, ``e = s_i``) on the loop and one chunk (``m`` clients,
     ``e = s_max``) under vmap; ``L`` modules hold parameters, ``C`` of them convolutions; per
