@@ -130,33 +130,36 @@ def test_mufc_removal_sweep_on_the_cluster_equals_the_serial_run(cluster):
     assert serial_dckm["TCGA"].shape == dckm["TCGA"].shape
 
 
-def _in_flight(client, worker: str) -> bool:
-    return bool(client.processing(workers=[worker]).get(worker))
+def _busy_worker(client) -> str | None:
+    """A worker that holds a job right now, if any."""
+    return next((worker for worker, tasks in client.processing().items() if tasks), None)
 
 
 def test_a_worker_killed_in_the_middle_of_a_sweep_changes_no_number(cluster, tiny_knot, serial, same_knot_run):
     _, client = cluster
     pids = client.run(os.getpid)  # worker address -> process id
-    victim = sorted(pids)[0]
     result: dict = {}
 
     def run() -> None:  # joblib's backend setting is per thread: this one connects too
-        with parallel_config(backend="dask"):
-            result["studies"] = _knot_sweep(tiny_knot, n_jobs=1)
+        try:
+            with parallel_config(backend="dask"):
+                result["studies"] = _knot_sweep(tiny_knot, n_jobs=1)
+        except BaseException as error:
+            result["error"] = error
 
+    sweep = threading.Thread(target=run)
+    sweep.start()
     try:
-        sweep = threading.Thread(target=run)
-        sweep.start()
-        deadline = time.monotonic() + 120
-        while not _in_flight(client, victim):  # wait for a job on the victim
-            assert sweep.is_alive() and time.monotonic() < deadline, "the sweep never reached the victim"
-            time.sleep(0.05)
+        deadline, victim = time.monotonic() + 120, None
+        while victim is None:  # the first worker seen holding a job
+            assert sweep.is_alive() and time.monotonic() < deadline, f"no job seen in flight: {result}"
+            victim = _busy_worker(client)
+            time.sleep(0.02)
         os.kill(pids[victim], signal.SIGKILL)  # the worker dies with a job in flight
         killed_mid_sweep = sweep.is_alive()
-        sweep.join(timeout=600)
-        assert not sweep.is_alive()
     finally:
         sweep.join(timeout=600)
+    assert not sweep.is_alive() and "error" not in result, result.get("error")
     assert killed_mid_sweep
     assert victim not in client.scheduler_info()["workers"]  # the nanny started a new worker in its place
     client.wait_for_workers(2, timeout=60)
