@@ -46,6 +46,7 @@ from functools import partial
 
 import numpy as np
 import torch
+from fedbook.bench import interleaved_medians
 from scipy.optimize import least_squares, nnls
 
 from fedlib.learn import (
@@ -146,23 +147,6 @@ ROWS = {
 def is_fit_row(name: str, regime: str) -> bool:
     """Whether a row is one of the 21 the cost model was fitted to (the others are held out)."""
     return name == "cnn_paper" or (name in ("cnn_small", "mlp", "softmax", "lenet5") and regime in FIT_REGIMES)
-
-
-def interleaved_medians(candidates: dict[str, Callable[[], object]], repeat: int) -> dict[str, float]:
-    """Median seconds of each function, called in turn ``repeat`` times after one warm-up call each.
-
-    The calls are interleaved as in ``fedbook.bench.speed_ratios`` (a machine-wide slowdown hits every
-    candidate alike); the medians themselves are returned, since the fit needs seconds.
-    """
-    for func in candidates.values():
-        func()
-    samples: dict[str, list[float]] = {name: [] for name in candidates}
-    for _ in range(repeat):
-        for name, func in candidates.items():
-            start = time.perf_counter()
-            func()
-            samples[name].append(time.perf_counter() - start)
-    return {name: float(np.median(times)) for name, times in samples.items()}
 
 
 def data(kind: str, n: int, rng: np.random.Generator) -> tuple[np.ndarray, int]:

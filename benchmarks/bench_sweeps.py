@@ -27,6 +27,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import os
 import time
 from pathlib import Path
 
@@ -133,6 +134,7 @@ def main() -> None:
     parser.add_argument("--book", type=Path, help="an executed build's src folder, e.g. _build/paper/src")
     parser.add_argument("--skip-sweep", action="store_true", help="only the overhead and the book's split")
     args = parser.parse_args()
+    os.environ.setdefault("FEDLIB_PROGRESS", "0")  # the sweeps' bars would interleave with the tables
     import distributed
 
     pd.set_option("display.width", 160)

@@ -43,6 +43,27 @@ def speed_ratios(candidates: dict[str, Callable[[], object]], *, reference: str,
     """
     if reference not in candidates:
         raise KeyError(f"reference {reference!r} is not among the candidates {sorted(candidates)}.")
+    medians = interleaved_medians(candidates, repeat)
+    return {name: medians[reference] / medians[name] for name in candidates}
+
+
+def interleaved_medians(candidates: dict[str, Callable[[], object]], repeat: int) -> dict[str, float]:
+    """Median seconds of each function, called in turn ``repeat`` times after one warm-up call each.
+
+    The calls are interleaved (a, b, a, b, ...), so a machine-wide slowdown hits every candidate alike.
+
+    Parameters
+    ----------
+    candidates : dict of str to callable
+        Functions without arguments.
+    repeat : int
+        Timed calls of each.
+
+    Returns
+    -------
+    dict of str to float
+        The median seconds of each.
+    """
     for func in candidates.values():
         func()  # warm-up
     samples: dict[str, list[float]] = {name: [] for name in candidates}
@@ -51,8 +72,7 @@ def speed_ratios(candidates: dict[str, Callable[[], object]], *, reference: str,
             start = time.perf_counter()
             func()
             samples[name].append(time.perf_counter() - start)
-    medians = {name: float(np.median(ts)) for name, ts in samples.items()}
-    return {name: medians[reference] / medians[name] for name in candidates}
+    return {name: float(np.median(ts)) for name, ts in samples.items()}
 
 
 @dataclass(frozen=True)
