@@ -277,6 +277,7 @@ def _run_trials(plans, methods: tuple[str, ...], n_jobs: int) -> pd.DataFrame:
             for problem, _, method, seed, server_n_init in units
         ],
         n_jobs=n_jobs,
+        cost=[problem.X.size * problem.n_clusters for problem, *_ in units],
         shared=[problem.parts for problem, *_ in plans],
     )
     return pd.DataFrame(
