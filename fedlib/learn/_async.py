@@ -44,7 +44,7 @@ from fedlib._typing import SeedLike
 from fedlib._validation import check_bool, check_ids, check_is_fitted, check_option, check_scalar
 from fedlib.base import UnlearningMixin, UnlearningReport
 from fedlib.exceptions import UnlearningRequestError
-from fedlib.learn._device import DeviceData, resolve_device
+from fedlib.learn._device import DeviceData, _as_features, _as_labels, resolve_device
 from fedlib.learn._evaluate import accuracy, perplexity
 from fedlib.learn._fedavg import fedavg_mean, fedavg_weights
 from fedlib.learn._local import (
@@ -52,8 +52,6 @@ from fedlib.learn._local import (
     _ROUND,
     ClientUpdates,
     LocalSGD,
-    _as_features,
-    _as_labels,
     _child,
     check_training_data,
     train_clients,

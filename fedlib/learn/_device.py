@@ -22,11 +22,35 @@ from collections.abc import Iterable, Iterator
 
 import numpy as np
 import torch
+from sklearn.utils.multiclass import type_of_target
 
 from fedlib.exceptions import DeviceUnavailableError
 
 #: What ``device`` may name, for the messages.
 _ACCEPTED = "'cpu', 'cuda', 'cuda:N', 'auto' or a torch.device of type cpu or cuda"
+
+
+def _parse_device(device, *, only: str) -> torch.device:
+    """``device`` as a torch.device of type cpu or cuda (``"auto"`` resolved), without asking for the GPU itself.
+
+    ``only`` says, in the message for another type of device, what the caller supports.
+    """
+    if isinstance(device, str):
+        if device == "auto":
+            return torch.device("cuda") if torch.cuda.is_available() else torch.device("cpu")
+        try:
+            parsed = torch.device(device)
+        except (RuntimeError, ValueError):
+            raise ValueError(f"device={device!r} is not a device torch knows; use {_ACCEPTED}.") from None
+    elif isinstance(device, torch.device):
+        parsed = device
+    else:
+        raise TypeError(
+            f"device must be a str or a torch.device ({_ACCEPTED}), got {type(device).__name__} {device!r}."
+        )
+    if parsed.type not in ("cpu", "cuda"):
+        raise ValueError(f"device={device!r}: {only}; use {_ACCEPTED}.")
+    return parsed
 
 
 def resolve_device(device) -> torch.device:
@@ -66,23 +90,9 @@ def resolve_device(device) -> torch.device:
     ...
     ValueError: device='tpu' is not a device torch knows; use 'cpu', 'cuda', 'cuda:N', 'auto' or a torch.device ...
     """
-    if isinstance(device, str):
-        if device == "auto":
-            return torch.device("cuda") if torch.cuda.is_available() else torch.device("cpu")
-        try:
-            resolved = torch.device(device)
-        except (RuntimeError, ValueError):
-            raise ValueError(f"device={device!r} is not a device torch knows; use {_ACCEPTED}.") from None
-    elif isinstance(device, torch.device):
-        resolved = device
-    else:
-        raise TypeError(
-            f"device must be a str or a torch.device ({_ACCEPTED}), got {type(device).__name__} {device!r}."
-        )
+    resolved = _parse_device(device, only="fedlib trains on the CPU or on CUDA GPUs only")
     if resolved.type == "cpu":
         return torch.device("cpu")
-    if resolved.type != "cuda":
-        raise ValueError(f"device={device!r}: fedlib trains on the CPU or on CUDA GPUs only; use {_ACCEPTED}.")
     if not torch.cuda.is_available():
         raise DeviceUnavailableError(
             f"device={device!r} asks for a CUDA GPU, but torch sees none (torch {torch.__version__}, "
@@ -92,6 +102,36 @@ def resolve_device(device) -> torch.device:
     if resolved.index is not None and resolved.index >= count:
         raise DeviceUnavailableError(f"device={device!r} names GPU {resolved.index}, but torch sees {count} GPU(s).")
     return resolved
+
+
+def _as_features(X) -> torch.Tensor:
+    """float32 tensor sharing memory with ``X`` when it is already a writable C-contiguous float32 array or tensor.
+
+    A read-only array (a memory map that joblib hands to a worker, a frozen view) is copied once: torch
+    cannot share memory it may not write to. A contiguous float32 tensor without gradient is returned as
+    it is, not as a new view of it: an estimator whose trainers all hold the same tensor (e.g.
+    :class:`fedlib.unlearn.ClusteredUnlearning`) then pickles one copy of the data, not one per trainer.
+    """
+    if isinstance(X, torch.Tensor):
+        if X.dtype == torch.float32 and X.is_contiguous() and not X.requires_grad:
+            return X
+        return X.detach().to(torch.float32).contiguous()
+    X = np.ascontiguousarray(X, dtype=np.float32)
+    return torch.from_numpy(X if X.flags.writeable else X.copy())
+
+
+def _as_labels(y) -> torch.Tensor:
+    if isinstance(y, torch.Tensor):
+        if y.dtype == torch.int64 and y.is_contiguous() and not y.requires_grad:
+            return y  # as it is, like _as_features
+        return y.detach().to(torch.int64).contiguous()
+    y = np.asarray(y)
+    if y.dtype.kind == "f" and np.isfinite(y).all() and (y == np.round(y)).all():
+        y = y.astype(np.int64)  # whole-number floats, as scikit-learn's classifiers take them
+    if y.dtype.kind not in "iu":
+        type_of_target(y, input_name="y", raise_unknown=True)  # scikit-learn's message for unknown label types
+        raise TypeError(f"labels must be integers, got dtype {y.dtype}.")
+    return torch.from_numpy(np.ascontiguousarray(y, dtype=np.int64))
 
 
 def _data_device(X) -> torch.device:
@@ -159,8 +199,6 @@ class DeviceData:
             The copy, on the device.
         """
         if not isinstance(host, torch.Tensor):
-            from fedlib.learn._local import _as_features, _as_labels  # here: _local imports this module
-
             host = _as_features(host) if np.asarray(host).dtype.kind == "f" else _as_labels(host)
         for copy in shared:
             if copy is not None and copy.host is host and copy.device == device:

@@ -20,8 +20,7 @@ from torch import nn
 from torch.func import functional_call
 
 from fedlib._validation import check_scalar
-from fedlib.learn._device import _data_device, cuda_determinism, resolve_device
-from fedlib.learn._local import _as_features, _as_labels
+from fedlib.learn._device import _as_features, _as_labels, _data_device, cuda_determinism, resolve_device
 from fedlib.learn._params import ParameterLayout, get_flat
 
 

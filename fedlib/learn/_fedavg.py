@@ -42,7 +42,7 @@ from torch import nn
 from fedlib._random import check_random_state, root_sequence
 from fedlib._typing import SeedLike
 from fedlib._validation import check_is_fitted, check_option, check_scalar
-from fedlib.learn._device import DeviceData, resolve_device
+from fedlib.learn._device import DeviceData, _as_features, _as_labels, resolve_device
 from fedlib.learn._evaluate import accuracy
 from fedlib.learn._local import (
     _AGGREGATE,
@@ -50,8 +50,6 @@ from fedlib.learn._local import (
     _ROUND,
     ClientUpdates,
     LocalSGD,
-    _as_features,
-    _as_labels,
     _child,
     check_training_data,
     train_clients,

@@ -52,7 +52,6 @@ import torch
 import torch.nn.functional as F
 from scipy import sparse
 from sklearn.utils import check_array as sklearn_check_array
-from sklearn.utils.multiclass import type_of_target
 from torch import nn
 from torch.func import functional_call, grad, vmap
 
@@ -60,7 +59,7 @@ from fedlib._random import child_sequence as _child
 from fedlib._random import root_sequence
 from fedlib._typing import SeedLike
 from fedlib._validation import check_option, check_scalar
-from fedlib.learn._device import _data_device, cuda_determinism, resolve_device
+from fedlib.learn._device import _as_features, _as_labels, _data_device, _parse_device, cuda_determinism, resolve_device
 from fedlib.learn._params import ParameterLayout
 
 #: Stream keys under a root seed: the training order of client c in round r is stream (TRAIN, r, c).
@@ -216,36 +215,6 @@ def client_generator(random_state: SeedLike, round_index: int, client_id: int) -
     True
     """
     return np.random.default_rng(_child(root_sequence(random_state), _TRAIN, round_index, client_id))
-
-
-def _as_features(X) -> torch.Tensor:
-    """float32 tensor sharing memory with ``X`` when it is already a writable C-contiguous float32 array or tensor.
-
-    A read-only array (a memory map that joblib hands to a worker, a frozen view) is copied once: torch
-    cannot share memory it may not write to. A contiguous float32 tensor without gradient is returned as
-    it is, not as a new view of it: an estimator whose trainers all hold the same tensor (e.g.
-    :class:`fedlib.unlearn.ClusteredUnlearning`) then pickles one copy of the data, not one per trainer.
-    """
-    if isinstance(X, torch.Tensor):
-        if X.dtype == torch.float32 and X.is_contiguous() and not X.requires_grad:
-            return X
-        return X.detach().to(torch.float32).contiguous()
-    X = np.ascontiguousarray(X, dtype=np.float32)
-    return torch.from_numpy(X if X.flags.writeable else X.copy())
-
-
-def _as_labels(y) -> torch.Tensor:
-    if isinstance(y, torch.Tensor):
-        if y.dtype == torch.int64 and y.is_contiguous() and not y.requires_grad:
-            return y  # as it is, like _as_features
-        return y.detach().to(torch.int64).contiguous()
-    y = np.asarray(y)
-    if y.dtype.kind == "f" and np.isfinite(y).all() and (y == np.round(y)).all():
-        y = y.astype(np.int64)  # whole-number floats, as scikit-learn's classifiers take them
-    if y.dtype.kind not in "iu":
-        type_of_target(y, input_name="y", raise_unknown=True)  # scikit-learn's message for unknown label types
-        raise TypeError(f"labels must be integers, got dtype {y.dtype}.")
-    return torch.from_numpy(np.ascontiguousarray(y, dtype=np.int64))
 
 
 def _check_clients(clients, n_samples: int) -> list[np.ndarray]:
@@ -696,26 +665,6 @@ def _path_seconds(work: _Work, cost: PathCost, method: str, sizes: np.ndarray, b
     return float(cost.call * calls + np.sum(steps * per_group_step + clients * per_client))
 
 
-def _check_device(device) -> torch.device:
-    """``device`` as a torch.device of type cpu or cuda, without asking whether the GPU is there."""
-    if isinstance(device, torch.device):
-        parsed = device
-    elif isinstance(device, str):
-        if device == "auto":
-            return torch.device("cuda") if torch.cuda.is_available() else torch.device("cpu")
-        try:
-            parsed = torch.device(device)
-        except (RuntimeError, ValueError):
-            raise ValueError(f"device={device!r} is not a device torch knows; use 'cpu', 'cuda' or 'cuda:N'.") from None
-    else:
-        raise TypeError(f"device must be a str or a torch.device, got {type(device).__name__} {device!r}.")
-    if parsed.type not in ("cpu", "cuda"):
-        raise ValueError(
-            f"device={device!r}: the rule knows the CPU and CUDA GPUs only; use 'cpu', 'cuda' or 'cuda:N'."
-        )
-    return parsed
-
-
 def _check_rule(sizes, model, batch_size, device, input_shape):
     """The arguments of :func:`choose_method` and :func:`path_seconds`, checked."""
     sizes = np.asarray(sizes)
@@ -729,7 +678,7 @@ def _check_rule(sizes, model, batch_size, device, input_shape):
     if not isinstance(model, nn.Module):
         raise TypeError(f"model must be a torch.nn.Module, got {type(model).__name__}.")
     batch_size = check_scalar(batch_size, "batch_size", "int", min_val=1)
-    device = _check_device(device)
+    device = _parse_device(device, only="the rule knows the CPU and CUDA GPUs only")
     if input_shape is not None:
         input_shape = tuple(int(check_scalar(s, "input_shape entries", "int", min_val=1)) for s in input_shape)
         if not input_shape:

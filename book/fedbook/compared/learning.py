@@ -106,7 +106,7 @@ from fedlib.learn import (
     predict_logits,
 )
 from fedlib.unlearn import ClusteredUnlearning, FedEraser, FineTuning, RapidRetraining
-from fedlib.utils import SeedLike, child_sequence, progress, root_sequence
+from fedlib.utils import SeedLike, child_sequence, root_sequence
 
 __all__ = [
     "ATTACKS",
@@ -1023,11 +1023,6 @@ def _key(name: str) -> int:
     return zlib.crc32(name.encode())
 
 
-def _in_parallel(n_jobs: int, calls) -> list:
-    """The calls as jobs on the active joblib backend (:func:`fedbook.sweeps.run_jobs`), in order."""
-    return run_jobs(calls, n_jobs=n_jobs)
-
-
 def _fix_clusters(task: LearningTask, systems: dict, root: np.random.SeedSequence, d: int) -> LearningTask:
     """The clusterings the shadows and references reuse, computed as the target systems compute them."""
     clusters = {}
@@ -1107,11 +1102,11 @@ def compare_learning(
     lap("data")
     jobs = [(dataset, spec) for dataset in tasks for spec in systems.values()]
     order = sorted(range(len(jobs)), key=lambda i: jobs[i][1].kind != "asynchronous")  # long jobs first
-    outcomes = _in_parallel(
-        n_jobs,
-        (delayed(_run_system)(jobs[i][1], tasks[jobs[i][0]],
-                              child_sequence(root, _key(jobs[i][0]), 1, _key(jobs[i][1].name)))
-         for i in progress(order, desc="systems")),
+    outcomes = run_jobs(
+        [delayed(_run_system)(jobs[i][1], tasks[jobs[i][0]],
+                              child_sequence(root, _key(jobs[i][0]), 1, _key(jobs[i][1].name))) for i in order],
+        n_jobs=n_jobs,
+        desc="systems",
     )  # fmt: skip
     outcome = {(jobs[i][0], jobs[i][1].name): o for i, o in zip(order, outcomes, strict=True)}
     lap("systems")

@@ -382,10 +382,10 @@ def convergence(
                "random_state": random_state, "device": device}  # fmt: skip
     rows = [row for _, row in design.iterrows()]
     todo = [row for row in rows if row["setting"] not in done]
-    trained = _in_parallel(
-        n_jobs,
+    trained = run_jobs(
         [delayed(build_system)(images, row, **options) for row in todo],
-        work=[_training_work(images, row, secure=secure, rounds=rounds, eval_every=eval_every) for row in todo],
+        n_jobs=n_jobs,
+        cost=[_training_work(images, row, secure=secure, rounds=rounds, eval_every=eval_every) for row in todo],
         desc=f"training ({images.name})",
     )
     made = {row["setting"]: system for row, system in zip(todo, trained, strict=True)}
@@ -449,11 +449,6 @@ def replicate_seeds(seed: int, n_seeds: int) -> list[int]:
     """
     children = np.random.SeedSequence(seed).spawn(max(n_seeds - 1, 0))
     return [int(seed)] + [int(child.generate_state(1)[0]) for child in children]
-
-
-def _in_parallel(n_jobs: int, calls: list, *, work=None, desc: str | None = None) -> list:
-    """The calls as jobs (:func:`fedbook.sweeps.run_jobs`), the costliest first when ``work`` gives their costs."""
-    return run_jobs(calls, n_jobs=n_jobs, cost=work, desc=desc)
 
 
 def _outcome(system: ClusteredUnlearning, after: float = np.nan) -> dict:
@@ -566,8 +561,8 @@ def seed_replicates(
     jobs = [(row, int(seed)) for _, row in rows.iterrows() for seed in seeds]
     todo = [(row, seed) for row, seed in jobs if (row["setting"], seed) not in done]
     work = [_replicate_work(images, row, requests, rounds=rounds, eval_every=eval_every) for row, _ in todo]
-    results = _in_parallel(
-        n_jobs, [delayed(_replicate_one)(images, row, s, requests, options) for row, s in todo], work=work
+    results = run_jobs(
+        [delayed(_replicate_one)(images, row, s, requests, options) for row, s in todo], n_jobs=n_jobs, cost=work
     )
     made = {(row["setting"], seed): result for (row, seed), result in zip(todo, results, strict=True)}
     out = []
@@ -987,10 +982,10 @@ def unlearning_table(
     :func:`unlearning_run` in each mode, and for the batch's reused clusters ``train seconds`` and ``aggregate
     seconds`` are those of their retraining in the sequence.
     """
-    rows = _in_parallel(
-        n_jobs,
+    rows = run_jobs(
         [delayed(_unlearning_rows)(name, system, requests, n_requests) for name, system in systems.items()],
-        work=[_unlearning_work(system, n_requests) for system in systems.values()],
+        n_jobs=n_jobs,
+        cost=[_unlearning_work(system, n_requests) for system in systems.values()],
         desc="unlearning",
     )
     return pd.DataFrame([row for pair in rows for row in pair]).set_index(["setting", "mode"])
