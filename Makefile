@@ -99,9 +99,17 @@ $(DASKSTAMP): requirements-dask.txt constraints.txt $(STAMP)
 	$(PY) -m pip install --quiet --disable-pip-version-check -r requirements-dask.txt -c constraints.txt
 	@touch $@
 
+# fedlib.flower's tests run Flower's simulation engine against fedlib's simulator (tests/flower/), and
+# benchmarks/bench_secagg.py times Flower's SecAgg+ beside fedlib's: Flower, pinned in requirements-flower.txt,
+# goes into .venv for them; `make book` does not need it.
+FLOWERSTAMP := $(VENV)/.fedlib-flower-installed
+$(FLOWERSTAMP): requirements-flower.txt constraints.txt $(STAMP)
+	$(PY) -m pip install --quiet --disable-pip-version-check -r requirements-flower.txt -c constraints.txt
+	@touch $@
+
 # Both cores: the book tests share build products (_build/ci) and form one xdist group, so one worker runs
 # them all in order (tests/book/conftest.py keeps the groups working with pytest 9.2); the rest is spread over both.
-test: $(STAMP) $(DASKSTAMP)
+test: $(STAMP) $(DASKSTAMP) $(FLOWERSTAMP)
 	$(PY) -m ruff check fedlib book/fedbook tests tools book/_ext benchmarks
 	$(PY) -m pytest -n 2 --dist loadgroup
 

@@ -33,10 +33,10 @@ def test_constraints_pin_every_requirement():
 
 
 def test_optional_requirement_files_are_exact_pins_that_agree_with_the_constraints():
-    """requirements-dask.txt and requirements-lab.txt: every package pinned, none against a constraint's pin."""
+    """requirements-dask.txt, -flower.txt and -lab.txt: every package pinned, none against a constraint's pin."""
     constraints = dict(r.split("==") for r in pins((ROOT / "constraints.txt").read_text().splitlines()))
     constraints = {name.lower(): version for name, version in constraints.items()}
-    for file in ("requirements-dask.txt", "requirements-lab.txt"):
+    for file in ("requirements-dask.txt", "requirements-flower.txt", "requirements-lab.txt"):
         reqs = pins((ROOT / file).read_text().splitlines())
         assert reqs and all("==" in r for r in reqs), (file, [r for r in reqs if "==" not in r])
         for requirement in reqs:
