@@ -29,13 +29,23 @@ def test_tasks_keep_table1_ratios_at_paper_scale_and_differ_only_in_sizes():
     assert list(default) == list(paper_scale) == list(ci)
     assert paper_scale["Fashion-MNIST"].n_clients == 100 and paper_scale["Fashion-MNIST"].concurrency == 20
     assert paper_scale["MNIST"].concurrency == 30 and paper_scale["MNIST"].buffer == 15
-    sizes = {"n_clients", "concurrency", "buffer", "per_client", "test_size", "target"}
+    sizes = {"n_clients", "concurrency", "buffer", "per_client", "test_size", "target", "note"}
     for name in default:
         a, b = default[name], ci[name]
         changed = {f.name for f in dataclasses.fields(Task) if getattr(a, f.name) != getattr(b, f.name)}
         assert changed <= sizes
     with pytest.raises(ValueError, match="scale"):
         tasks.tasks("huge")
+
+
+def test_every_scale_notes_its_own_clients_and_paper_mnist_fits_its_stand_in():
+    for scale in ("ci", "default", "paper"):
+        for task in tasks.tasks(scale).values():
+            assert f"K = {task.n_clients}, P = {task.concurrency}, M = {task.buffer}" in task.note, (scale, task.note)
+    mnist = tasks.tasks("paper")["MNIST"]
+    assert mnist.n_clients == 100 and "all 8,000 training images" in mnist.note
+    prepared = tasks.prepare(mnist, random_state=0)  # the paper's 100 clients: from the 8,000 images, no more
+    assert sum(len(c) for c in prepared.clients) == mnist.n_clients * mnist.per_client == 8_000
 
 
 def test_prepared_clients_are_disjoint_and_cover_the_training_rows(small):

@@ -126,6 +126,9 @@ class Task:
 
 _IMAGE_SGD = LocalSGD(lr=0.05, batch_size=10, epochs=2, momentum=0.9)
 
+#: MNIST's stand-in is its 10,000-image test set, split into 8,000 training and 2,000 test images (:func:`prepare`).
+_MNIST_TEST_SHARE, _MNIST_TEST_TRAIN = 0.2, 8_000
+
 #: The default-scale tasks (K = 50 clients, P = 20, M = 10 unless the paper's ratios say otherwise).
 _DEFAULT: dict[str, Task] = {
     "MNIST": Task(
@@ -143,8 +146,7 @@ _DEFAULT: dict[str, Task] = {
         test_size=1000,
         local=_IMAGE_SGD,
         partition="dirichlet",
-        note="the 10,000-image MNIST test set split 80/20; a small CNN for LeNet-5; Table I's 30/15 of 100 "
-        "clients scaled to 15/8 of 50",
+        note="the 10,000-image MNIST test set split 80/20; a small CNN for LeNet-5",
     ),
     "FEMNIST": Task(
         name="FEMNIST",
@@ -161,8 +163,8 @@ _DEFAULT: dict[str, Task] = {
         test_size=1000,
         local=LocalSGD(lr=0.02, batch_size=10, epochs=2, momentum=0.9),
         partition="writers",
-        note="the LEAF sample (105 writers) for the 3,597-writer FEMNIST; 50 writers for Table I's 250 with "
-        "P = 20 and M = 15 (Table I: 200 and 150); a small CNN for LeNet-5; target 50% for the paper's 60%",
+        note="the LEAF sample (105 writers) for the 3,597-writer FEMNIST, one client per writer; a small CNN "
+        "for LeNet-5; target 50% for the paper's 60%",
     ),
     "Fashion-MNIST": Task(
         name="Fashion-MNIST",
@@ -179,8 +181,7 @@ _DEFAULT: dict[str, Task] = {
         test_size=1000,
         local=_IMAGE_SGD,
         partition="dirichlet",
-        note="Fashion-MNIST and a small CNN stand in for CIFAR-10 and VGG-16 (out of reach on a CPU); "
-        "Table I's 20/15 of 100 clients scaled to 10/8 of 50",
+        note="Fashion-MNIST and a small CNN stand in for CIFAR-10 and VGG-16 (out of reach on a CPU)",
     ),
     "Purchase-100": Task(
         name="Purchase-100",
@@ -220,8 +221,7 @@ _DEFAULT: dict[str, Task] = {
         hidden=128,
         note="the real text and a character model (8 previous characters) for distilgpt2: perplexity per "
         "character, not per GPT-2 token, so the paper's target of 37.5 does not carry over (predicting "
-        "characters by their frequency alone scores about 28); Table I's 50/30 configuration (K = 50, P = 30, "
-        "M = 25)",
+        "characters by their frequency alone scores about 28)",
     ),
 }
 
@@ -254,7 +254,25 @@ def tasks(scale: str = "default", *, device: str = "cpu") -> dict[str, Task]:
     """
     if scale not in SCALES:
         raise ValueError(f"scale must be one of {SCALES}, got {scale!r}.")
-    return {name: replace(task, device=device) for name, task in _sized(scale).items()}
+    return {name: replace(task, device=device, note=_with_configuration(task)) for name, task in _sized(scale).items()}
+
+
+def _with_configuration(task: Task) -> str:
+    """The task's note and how its clients K, P and M compare with the paper's (Fig. 4, or Table I's rows)."""
+    if task.stands_for is None:
+        source, rows = "Fig. 4", [tuple(int(paper.FIG4_SETUP[k]) for k in ("clients", "selected", "minimum"))]
+    else:
+        name = task.stands_for
+        source = "Table I"
+        rows = [
+            (k, p, int(paper.TABLE1_MINIMUM[name]))
+            for k, p in zip(paper.TABLE1_CLIENTS[name], paper.TABLE1_SELECTED[name], strict=True)
+        ]
+    ours = (task.n_clients, task.concurrency, task.buffer)
+    if ours in rows:
+        return f"{task.note}; {source}'s K = {ours[0]}, P = {ours[1]}, M = {ours[2]}"
+    k, p, m = rows[0]
+    return f"{task.note}; K = {ours[0]}, P = {ours[1]}, M = {ours[2]} for {source}'s {k}, {p}, {m}"
 
 
 def _sized(scale: str) -> dict[str, Task]:
@@ -290,7 +308,14 @@ def _sized(scale: str) -> dict[str, Task]:
             M = round(paper.TABLE1_MINIMUM[task.stands_for] * K / paper.TABLE1_CLIENTS[task.stands_for][0])
         else:
             P, M = int(paper.FIG4_SETUP["selected"]), int(paper.FIG4_SETUP["minimum"])
-        out[name] = replace(task, n_clients=K, concurrency=P, buffer=M, per_client=task.per_client * 2)
+        per_client, note = task.per_client * 2, task.note
+        if task.dataset == "mnist_test" and K * per_client > _MNIST_TEST_TRAIN:
+            per_client = _MNIST_TEST_TRAIN // K
+            note += (
+                f"; at paper scale {K} clients of {per_client} images: all {_MNIST_TEST_TRAIN:,} training images of "
+                "the stand-in (the paper's 60,000-image training set is not in the data mirror)"
+            )
+        out[name] = replace(task, n_clients=K, concurrency=P, buffer=M, per_client=per_client, note=note)
     return out
 
 
@@ -437,7 +462,7 @@ def prepare(task: Task, random_state: SeedLike = 0) -> TaskData:
     """
     rng = check_random_state(random_state)
     if task.dataset in ("mnist_test",):
-        train, test = data.split_dataset(data.load("mnist_test"), 0.2, random_state=rng)
+        train, test = data.split_dataset(data.load("mnist_test"), _MNIST_TEST_SHARE, random_state=rng)
         return _images(task, train, test, rng)
     if task.dataset == "fashion_mnist":
         return _images(task, data.load("fashion_mnist"), data.load("fashion_mnist_test"), rng)
