@@ -22,7 +22,9 @@
   (the clear :class:`PlainSum` with :class:`PlainTotal`, or secure aggregation,
   which returns an :class:`Aggregated`); :func:`fedavg_weights`, :func:`fedavg_mean` and
   :func:`server_update` average over the clients actually summed; every round
-  leaves a :class:`RoundRecord`.
+  leaves a :class:`RoundRecord`. Clients that keep their examples (e.g. Flower nodes,
+  :mod:`fedlib.flower`) are a :class:`Federation` passed to ``fit`` in place of the arrays: each
+  round they train on a :class:`RoundRequest` and sum their updates with the round's aggregator.
 - Asynchronous federated learning on a simulated clock (:class:`AsyncFederatedTrainer`,
   records :class:`AsyncRound`, heavy-tailed client times :func:`pareto_training_times`, client updates kept
   for calibrated unlearning :class:`StoredUpdates`):
@@ -66,6 +68,7 @@ from fedlib.learn._fedavg import (
     fedavg_weights,
     server_update,
 )
+from fedlib.learn._federation import Federation, RoundRequest
 from fedlib.learn._local import (
     PATH_COSTS,
     ClientUpdates,
@@ -94,12 +97,14 @@ __all__ = [
     "DeviceData",
     "DropoutRule",
     "FederatedTrainer",
+    "Federation",
     "LocalSGD",
     "ParameterLayout",
     "PathCost",
     "PlainSum",
     "PlainTotal",
     "RoundRecord",
+    "RoundRequest",
     "StoredUpdates",
     "accuracy",
     "check_queries",

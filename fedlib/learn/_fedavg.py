@@ -44,6 +44,7 @@ from fedlib._typing import SeedLike
 from fedlib._validation import check_is_fitted, check_option, check_scalar
 from fedlib.learn._device import DeviceData, _as_features, _as_labels, resolve_device
 from fedlib.learn._evaluate import accuracy
+from fedlib.learn._federation import Federation, RoundRequest
 from fedlib.learn._local import (
     _AGGREGATE,
     _INIT,
@@ -382,6 +383,34 @@ DropoutRule = Callable[[int, np.ndarray, np.random.Generator], Sequence[int]]
 """``dropout(round_index, participant_ids, rng) -> ids of the participants who drop`` in that round."""
 
 
+def _federation_clients(federation: Federation, y, parts, client_ids) -> tuple[np.ndarray, np.ndarray]:
+    """The ids and sizes of the clients a trainer fitted on ``federation`` trains (all, or ``client_ids``)."""
+    if y is not None or parts is not None:
+        raise ValueError("a Federation holds the clients' examples and labels: fit(federation) takes no y or parts.")
+    every = np.asarray(federation.client_ids, dtype=np.int64).ravel()
+    sizes = np.asarray(federation.n_samples, dtype=np.int64).ravel()
+    if every.size == 0 or sizes.shape != every.shape or np.unique(every).size != every.size:
+        raise ValueError(
+            f"a Federation needs distinct client_ids and one n_samples each; got {every.size} ids and "
+            f"{sizes.size} sizes."
+        )
+    if sizes.min() < 1:
+        empty = int(every[sizes.argmin()])
+        raise ValueError(f"every client of a Federation needs an example; client {empty} has none.")
+    if int(federation.n_classes) < 1:
+        raise ValueError(f"a Federation's n_classes must be at least 1, got {federation.n_classes}.")
+    if client_ids is None:
+        return every, sizes
+    ids = np.asarray(client_ids, dtype=np.int64).ravel()
+    unknown = np.setdiff1d(ids, every)
+    if ids.size == 0 or np.unique(ids).size != ids.size or unknown.size:
+        raise ValueError(
+            f"client_ids must be distinct clients of the federation; {unknown.tolist() or ids.tolist()} are not."
+        )
+    order = np.argsort(every)
+    return ids, sizes[order[np.searchsorted(every, ids, sorter=order)]]
+
+
 class FederatedTrainer(BaseEstimator):
     """FedAvg of one model over a fixed set of clients, round by round, with any aggregator.
 
@@ -459,8 +488,9 @@ class FederatedTrainer(BaseEstimator):
         One record per round since :meth:`fit` or the last :meth:`reset`.
     checkpoints_ : dict of int to ndarray
         Version -> parameters (with ``keep_checkpoints``; version 0 is the initial model).
-    clients_ : list of ndarray of int64
-        Each client's rows of ``X`` (the ``parts`` given to :meth:`fit`).
+    clients_ : list of ndarray of int64 or None
+        Each client's rows of ``X`` (the ``parts`` given to :meth:`fit`); ``None`` when fitted on a
+        :class:`Federation` (the rows are the clients').
     client_ids_ : ndarray of int64
         The clients' ids.
     model_ : torch.nn.Module
@@ -526,7 +556,7 @@ class FederatedTrainer(BaseEstimator):
     def fit(
         self,
         X,
-        y,
+        y=None,
         *,
         parts: Sequence | None = None,
         client_ids=None,
@@ -539,8 +569,11 @@ class FederatedTrainer(BaseEstimator):
 
         Parameters
         ----------
-        X : ndarray or torch.Tensor of float, shape (n_samples, ...)
-            All clients' examples (e.g. :func:`fedlib.data.image_array`).
+        X : ndarray or torch.Tensor of float, shape (n_samples, ...), or Federation
+            All clients' examples (e.g. :func:`fedlib.data.image_array`); or a
+            :class:`Federation` whose clients keep their examples and train where
+            they are (e.g. :class:`fedlib.flower.FlowerFederation`), with ``y`` and
+            ``parts`` left out.
         y : array-like of int, shape (n_samples,)
             Labels in ``[0, n_classes)``.
         parts : sequence of array-like of int, optional
@@ -548,7 +581,8 @@ class FederatedTrainer(BaseEstimator):
         client_ids : array-like of int, optional
             Global ids of the clients (for their training streams and the
             history); default ``0..n_clients-1``. A client keeps its stream in
-            whichever cluster it is trained.
+            whichever cluster it is trained. With a :class:`Federation`: the
+            clients of it to train (default all).
         test_data : (X_test, y_test), optional
             Evaluated after every ``eval_every`` rounds (``accuracy`` in the history).
         n_rounds : int, optional
@@ -604,23 +638,36 @@ class FederatedTrainer(BaseEstimator):
         n_threads = None if self.n_threads is None else check_scalar(self.n_threads, "n_threads", "int", min_val=1)
         device = resolve_device(self.device)
 
-        X_, y_, clients = check_training_data(X, y, parts)
-        n = len(clients)
-        ids = np.arange(n, dtype=np.int64) if client_ids is None else np.asarray(client_ids, dtype=np.int64).ravel()
-        if ids.shape != (n,) or np.unique(ids).size != n:
-            raise ValueError(f"client_ids must hold {n} distinct ids, got {ids.tolist()}.")
+        if isinstance(X, Federation):
+            federation, X_, y_, clients = X, None, None, None
+            ids, sizes = _federation_clients(federation, y, parts, client_ids)
+            input_shape, max_label = tuple(int(k) for k in federation.input_shape), int(federation.n_classes) - 1
+        else:
+            federation = None
+            if y is None:
+                raise ValueError(
+                    f"{type(self).__name__} requires y to be passed, but the target y is None "
+                    "(only a Federation, whose clients hold their labels, is fitted without y)."
+                )
+            X_, y_, clients = check_training_data(X, y, parts)
+            n = len(clients)
+            ids = (
+                np.arange(n, dtype=np.int64) if client_ids is None else np.asarray(client_ids, dtype=np.int64).ravel()
+            )
+            if ids.shape != (n,) or np.unique(ids).size != n:
+                raise ValueError(f"client_ids must hold {n} distinct ids, got {ids.tolist()}.")
+            sizes = np.array([len(c) for c in clients], dtype=np.int64)
+            input_shape, max_label = tuple(X_.shape[1:]), int(y_.max())
         model = self.model
         if isinstance(model, str):
-            classes = int(y_.max()) + 1 if self.n_classes is None else self.n_classes
-            model = make_model(model, max(classes, 2), random_state=0, input_shape=tuple(X_.shape[1:]))
+            classes = max_label + 1 if self.n_classes is None else self.n_classes
+            model = make_model(model, max(classes, 2), random_state=0, input_shape=input_shape)
         elif not isinstance(model, nn.Module):
             raise TypeError(f"model must be a model name or a torch.nn.Module, got {type(model).__name__}.")
         with torch.no_grad():
-            n_out = int(model(X_[:1]).shape[-1])
-        if int(y_.max()) >= n_out:
-            raise ValueError(
-                f"labels must lie in [0, {n_out}) for a model with {n_out} outputs; found {int(y_.max())}."
-            )
+            n_out = int(model(torch.zeros((1, *input_shape)) if X_ is None else X_[:1]).shape[-1])
+        if max_label >= n_out:
+            raise ValueError(f"labels must lie in [0, {n_out}) for a model with {n_out} outputs; found {max_label}.")
         if test_data is not None:
             X_test, y_test = test_data
             test = (_as_features(X_test), _as_labels(y_test))
@@ -634,12 +681,13 @@ class FederatedTrainer(BaseEstimator):
         self._eval_every, self._abort_on, self._keep_checkpoints = eval_every, abort_on, bool(self.keep_checkpoints)
         self._method, self._n_threads = method, n_threads
         self._X, self._y, self._test = X_, y_, test
+        self._federation, self._sizes = federation, sizes
         # the examples on the device, moved once (on the CPU: the tensors above); a pickle keeps the host tensors
         self.device_ = device
-        self._X_device = DeviceData.reuse(X_, device, shared)
-        self._y_device = DeviceData.reuse(y_, device, shared)
+        self._X_device = None if X_ is None else DeviceData.reuse(X_, device, shared)
+        self._y_device = None if y_ is None else DeviceData.reuse(y_, device, shared)
         self._test_device = None if test is None else DeviceData.reuse(test[0], device, shared)
-        self.n_features_in_ = int(np.prod(X_.shape[1:], dtype=np.int64))
+        self.n_features_in_ = int(np.prod(input_shape, dtype=np.int64))
         self.clients_ = clients
         self.client_ids_ = ids
         self.model_ = model
@@ -652,7 +700,7 @@ class FederatedTrainer(BaseEstimator):
     def n_clients(self) -> int:
         """Number of clients."""
         check_is_fitted(self, "params_")
-        return len(self.clients_)
+        return len(self.client_ids_)
 
     @property
     def n_parameters(self) -> int:
@@ -750,6 +798,11 @@ class FederatedTrainer(BaseEstimator):
             If a position is not that of a client.
         """
         check_is_fitted(self, "params_")
+        if self._federation is not None:
+            raise TypeError(
+                "local_updates needs the clients' examples in this process; this trainer was fitted on a Federation, "
+                "whose clients train where their data is (step() and run() train them)."
+            )
         # in the order given (not sorted): row i of a per-client ``start`` belongs to ``positions[i]``
         positions = np.asarray(positions, dtype=np.int64).ravel()
         if positions.size and (positions.min() < 0 or positions.max() >= self.n_clients):
@@ -789,21 +842,33 @@ class FederatedTrainer(BaseEstimator):
         participants, dropped = self._draw_round(r)
         n, d = participants.size, self.n_parameters
         stays = np.setdiff1d(np.arange(n), dropped)
-        sizes = np.array([len(self.clients_[p]) for p in participants])
-        weights = fedavg_weights(sizes, self._weighting)
-        inputs = np.zeros((n, d), dtype=np.float32)
+        weights = fedavg_weights(self._sizes[participants], self._weighting)
         train_seconds = 0.0
-        if stays.size:
-            updates = self.local_updates(participants[stays])
-            train_seconds = updates.seconds
-            deltas = updates.deltas
-            inputs[stays] = (
-                deltas if np.all(weights[stays] == 1.0) else deltas * weights[stays, None].astype(np.float32)
-            )
+        if self._federation is None:
+            inputs = np.zeros((n, d), dtype=np.float32)
+            if stays.size:
+                updates = self.local_updates(participants[stays])
+                train_seconds = updates.seconds
+                deltas = updates.deltas
+                inputs[stays] = (
+                    deltas if np.all(weights[stays] == 1.0) else deltas * weights[stays, None].astype(np.float32)
+                )
+        elif stays.size:  # the clients train where their examples are, and keep their weighted updates
+            request = RoundRequest(
+                model=self.model_, start=self.params_, participants=self.client_ids_[participants], dropped=dropped,
+                weights=weights, local=self._local, round_index=r, base_version=r, random_state=self._root,
+                method=self._method, aggregator=self._aggregator,
+            )  # fmt: skip
+            train_seconds = float(self._federation.train(request))
         began = time.perf_counter()
         rng = np.random.default_rng(_child(self._root, _AGGREGATE, r))
         try:
-            aggregated = self._aggregator.aggregate(inputs, dropped=dropped, random_state=rng)
+            if self._federation is None:
+                aggregated = self._aggregator.aggregate(inputs, dropped=dropped, random_state=rng)
+            elif stays.size:
+                aggregated = self._federation.aggregate(random_state=rng)
+            else:  # nobody trained: what an aggregator makes of n zero rows, all dropped
+                aggregated = self._aggregator.aggregate(np.zeros((n, d), np.float32), dropped=dropped, random_state=rng)
         except self._abort_on:
             aggregated = None
         aggregate_seconds = time.perf_counter() - began

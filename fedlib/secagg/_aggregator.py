@@ -121,6 +121,54 @@ class SecureAggregator:
         self.threshold = None if threshold is None else check_scalar(threshold, "threshold (t)", "int", min_val=2)
         self.insecure_seeded_secrets = check_bool(insecure_seeded_secrets, "insecure_seeded_secrets")
 
+    def plan(
+        self, n_clients: int, vector_length: int, *, random_state: SeedLike = None
+    ) -> tuple[SecAggConfig, FixedPoint]:
+        """The public parameters of one round among ``n_clients``: its masking graph and threshold, and the encoding.
+
+        :meth:`aggregate` runs the round in this process; a deployment whose clients
+        run their own parties (:mod:`fedlib.flower`) plans the round here with the same
+        ``random_state`` and so seats the same graph.
+
+        Parameters
+        ----------
+        n_clients : int
+            Participants ``n`` (the round's rows).
+        vector_length : int
+            ``d``.
+        random_state : int, numpy.random.Generator or None, default=None
+            Seats the graph (a Generator is advanced as :meth:`aggregate` advances it).
+
+        Returns
+        -------
+        config : SecAggConfig
+            Graph, threshold ``t`` and ``d`` (:meth:`SecAggConfig.for_cluster`).
+        fixed : FixedPoint
+            The encoding of clipped floats into ``Z_{2^32}`` for ``n`` summands (:meth:`FixedPoint.for_summands`).
+
+        Raises
+        ------
+        fedlib.exceptions.SecAggAbort
+            For fewer than three participants (with two, each learns the other's update from the sum).
+        """
+        n = check_scalar(n_clients, "n_clients", "int", min_val=0)
+        if n < 3:
+            raise SecAggAbort(
+                f"secure aggregation needs updates from at least 3 participants (with 2, each learns the other's "
+                f"update from the sum), got {n}: the round outputs nothing."
+            )
+        rng = check_random_state(random_state)
+        config = SecAggConfig.for_cluster(
+            n,
+            degree=self.degree,
+            threshold_rate=self.threshold_rate,
+            vector_length=check_scalar(vector_length, "vector_length (d)", "int", min_val=1),
+            share_holders=self.share_holders,
+            threshold=self.threshold,
+            random_state=rng,
+        )
+        return config, FixedPoint.for_summands(n, self.clip)
+
     def aggregate(self, updates, *, dropped=None, random_state: SeedLike = None) -> SecureSum:
         """One secure aggregation round over the rows of ``updates``.
 
@@ -152,25 +200,11 @@ class SecureAggregator:
         U = np.asarray(updates)
         if U.ndim != 2:
             raise ValueError(f"updates must be a 2-D array, one row per participant, got shape {U.shape}.")
-        if U.shape[0] < 3:
-            raise SecAggAbort(
-                f"secure aggregation needs updates from at least 3 participants (with 2, each learns the other's "
-                f"update from the sum), got {U.shape[0]}: the round outputs nothing."
-            )
         rng = check_random_state(random_state)
         n, d = U.shape
-        config = SecAggConfig.for_cluster(
-            n,
-            degree=self.degree,
-            threshold_rate=self.threshold_rate,
-            vector_length=d,
-            share_holders=self.share_holders,
-            threshold=self.threshold,
-            random_state=rng,
-        )
+        config, fixed = self.plan(n, d, random_state=rng)
         if dropped is None:
             dropped = np.flatnonzero(rng.random(n) < self.dropout_rate)
-        fixed = FixedPoint.for_summands(n, self.clip)
         result = secure_aggregate(
             fixed.encode(U), config, dropouts={Stage.MASKED_INPUT: np.asarray(dropped, dtype=np.int64)},
             random_state=rng if self.insecure_seeded_secrets else "secrets",

@@ -48,6 +48,7 @@ from fedlib.exceptions import SecAggAbort, UnlearningCapacityError, UnlearningRe
 from fedlib.learn import (
     DeviceData,
     FederatedTrainer,
+    Federation,
     LocalSGD,
     PlainSum,
     check_queries,
@@ -65,6 +66,18 @@ if TYPE_CHECKING:  # torch comes with fedlib.learn (imported above), whose missi
 
 #: Stream keys under the root seed: the clustering, and cluster i's model in generation g is (_CLUSTER, i, g).
 _CLUSTERING, _CLUSTER = 0, 1
+
+
+def _check_federation(federation: Federation, y, parts) -> int:
+    """The number of clients of a federation a ClusteredUnlearning trains (ids ``0..N-1``, the paper's users)."""
+    if y is not None or parts is not None:
+        raise ValueError("a Federation holds the clients' examples and labels: fit(federation) takes no y or parts.")
+    ids = np.asarray(federation.client_ids, dtype=np.int64).ravel()
+    if not np.array_equal(np.sort(ids), np.arange(ids.size)):
+        raise ValueError(
+            f"ClusteredUnlearning numbers its clients 0..N-1; the federation's client ids are {ids.tolist()}."
+        )
+    return int(ids.size)
 
 
 class ClusteredUnlearning(UnlearningMixin, BaseEstimator):
@@ -127,8 +140,9 @@ class ClusteredUnlearning(UnlearningMixin, BaseEstimator):
 
     Attributes
     ----------
-    parts_ : list of ndarray of int64
-        Client ``u``'s rows of the ``X`` given to :meth:`fit` (client ids are positions in this list).
+    parts_ : list of ndarray of int64 or None
+        Client ``u``'s rows of the ``X`` given to :meth:`fit` (client ids are positions in this list);
+        ``None`` when fitted on a federation.
     model_ : torch.nn.Module
         The architecture of every cluster model.
     clusters_ : list of ndarray of int64
@@ -248,16 +262,19 @@ class ClusteredUnlearning(UnlearningMixin, BaseEstimator):
         self.device = device
 
     def fit(
-        self, X, y, *, parts=None, test_data: tuple | None = None, n_rounds: int | None = None
+        self, X, y=None, *, parts=None, test_data: tuple | None = None, n_rounds: int | None = None
     ) -> ClusteredUnlearning:
         """Form the clusters (Alg. 1 lines 2-3) and train every cluster model, all clusters in step.
 
         Parameters
         ----------
-        X : ndarray of float, shape (n_samples, ...)
-            All clients' examples.
+        X : ndarray of float, shape (n_samples, ...), or fedlib.learn.Federation
+            All clients' examples; or a federation whose clients ``0..N-1`` keep their examples
+            and train on their own nodes (e.g. :class:`fedlib.flower.FlowerFederation`), with
+            ``y`` and ``parts`` left out. Each round of a cluster is then one round trip to its
+            clients, and with ``secure=True`` its sum is a SecAgg(+) round between them.
         y : array-like of int, shape (n_samples,)
-            Labels.
+            Labels (not with a federation).
         parts : sequence of array-like of int, optional
             Client ``u``'s rows of ``X`` (client ids are positions in this list); default one client
             holding every row.
@@ -281,8 +298,19 @@ class ClusteredUnlearning(UnlearningMixin, BaseEstimator):
             For a CUDA ``device`` on a machine without one (before any data is read).
         """
         device = resolve_device(self.device)
-        X, y, parts = check_training_data(X, y, parts)
-        n_clients = len(parts)
+        if isinstance(X, Federation):
+            federation, n_clients = X, _check_federation(X, y, parts)
+            input_shape, max_label = tuple(int(k) for k in X.input_shape), int(X.n_classes) - 1
+        else:
+            if y is None:
+                raise ValueError(
+                    "ClusteredUnlearning requires y to be passed, but the target y is None (only a Federation, "
+                    "whose clients hold their labels, is fitted without y)."
+                )
+            federation = None
+            X, y, parts = check_training_data(X, y, parts)
+            n_clients = len(parts)
+            input_shape, max_label = tuple(np.shape(X)[1:]), int(y.max())
         self._k = check_scalar(self.cluster_size, "cluster_size (k)", "int", min_val=1, max_val=max(n_clients, 1))
         self._rounds = check_scalar(self.rounds, "rounds (R)", "int", min_val=1)
         self._secure = check_bool(self.secure, "secure")
@@ -322,7 +350,8 @@ class ClusteredUnlearning(UnlearningMixin, BaseEstimator):
                 f"a cluster of {min(c.size for c in clusters)}."
             )
         self.parts_ = parts
-        self.n_features_in_ = int(np.prod(np.shape(X)[1:], dtype=np.int64))
+        self._federation, self._n_clients = federation, n_clients
+        self.n_features_in_ = int(np.prod(input_shape, dtype=np.int64))
         self.clusters_ = clusters
         self.members_ = [c.copy() for c in self.clusters_]
         self.generation_ = np.zeros(len(self.clusters_), dtype=np.int64)
@@ -333,14 +362,15 @@ class ClusteredUnlearning(UnlearningMixin, BaseEstimator):
         self._local = LocalSGD() if self.local is None else self.local
         model = self.model
         if isinstance(model, str):
-            labels = [int(y.max())] if test_data is None else [int(y.max()), np.max(test_data[1])]
+            labels = [max_label] if test_data is None else [max_label, np.max(test_data[1])]
             n_classes = max(int(max(labels)) + 1, 2)
-            model = make_model(model, n_classes, random_state=0, input_shape=tuple(np.shape(X)[1:]))
+            model = make_model(model, n_classes, random_state=0, input_shape=input_shape)
         self.model_ = model
         self._X, self._y, self._method = X, y, self.method
         # moved to the device once and shared by every cluster's trainer (on the CPU: the tensors themselves)
         self.device_ = device
-        self._X_device, self._y_device = DeviceData.reuse(X, device), DeviceData.reuse(y, device)
+        if federation is None:
+            self._X_device, self._y_device = DeviceData.reuse(X, device), DeviceData.reuse(y, device)
         self.trainers_ = [self.fresh_trainer(i) for i in range(self.n_clusters)]
         self.history_: list[dict] = []
         self.round_ = 0
@@ -364,7 +394,7 @@ class ClusteredUnlearning(UnlearningMixin, BaseEstimator):
     def n_clients(self) -> int:
         """``N``: the clients given to :meth:`fit`, unlearned ones included."""
         check_is_fitted(self, "parts_")
-        return len(self.parts_)
+        return self._n_clients
 
     @property
     def n_clusters(self) -> int:
@@ -418,6 +448,8 @@ class ClusteredUnlearning(UnlearningMixin, BaseEstimator):
         """
         i = check_scalar(cluster, "cluster", "int", min_val=0, max_val=self.n_clusters - 1)
         members = self.members_[i]
+        if self._federation is not None and X is not None:
+            raise ValueError("fitted on a Federation: its clients hold the examples, fresh_trainer takes no X.")
         trainer = FederatedTrainer(
             self.model_,
             local=self._local,
@@ -428,6 +460,8 @@ class ClusteredUnlearning(UnlearningMixin, BaseEstimator):
             random_state=_child(self._root, _CLUSTER, i, int(self.generation_[i])),
             device=self.device_,
         )
+        if self._federation is not None:  # the cluster's clients train on their own nodes
+            return trainer._fit(self._federation, None, parts=None, client_ids=members, test_data=None, n_rounds=0)
         return trainer._fit(  # fit, reusing this system's device copies of the examples (another X: its own)
             self._X if X is None else X,
             self._y,
@@ -604,6 +638,8 @@ class ClusteredUnlearning(UnlearningMixin, BaseEstimator):
         return np.setdiff1d(np.arange(self.n_clients, dtype=np.int64), np.asarray(self.unlearned_, dtype=np.int64))
 
     def _held_samples(self) -> NDArrayInt:
+        if self.parts_ is None:  # fitted on a Federation: the rows are the clients' own
+            return np.empty(0, dtype=np.int64)
         held = [self.parts_[u] for u in self._held_clients()]
         return np.unique(np.concatenate(held)) if held else np.empty(0, dtype=np.int64)
 

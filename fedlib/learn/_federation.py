@@ -1,0 +1,140 @@
+"""Clients whose examples live elsewhere: what a federated trainer asks of them, one round at a time.
+
+:class:`~fedlib.learn.FederatedTrainer` trains on examples in this process (``fit(X, y, parts=...)``).
+A :class:`Federation` stands in for ``X`` when the examples stay on the clients, e.g. on the nodes
+of a Flower federation (:mod:`fedlib.flower`): the server keeps everything that is the server's
+(the global model, the seeded choice of participants and dropouts, FedAvg's weights, the
+aggregator's public parameters, the history), and each round asks the federation for the two
+halves that are the clients': local training of the participants that stay (:meth:`Federation.train`,
+a :class:`RoundRequest`), then the sum of their weighted updates by the round's aggregator
+(:meth:`Federation.aggregate`), which a secure aggregator computes without the server seeing
+any single update. The same seed gives the same model on both sides, because the request carries
+everything that fixes a client's local training (its start, its example-order stream, its FedAvg
+weight) and the sum is computed by the same aggregator from the same rows.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any, Protocol, runtime_checkable
+
+import numpy as np
+
+if TYPE_CHECKING:
+    import torch.nn as nn
+
+    from fedlib.learn._fedavg import Aggregated
+    from fedlib.learn._local import LocalSGD
+
+
+@dataclass(frozen=True)
+class RoundRequest:
+    """What the clients of one FedAvg round are asked to do (:meth:`Federation.train`).
+
+    Parameters
+    ----------
+    model : torch.nn.Module
+        The architecture; its parameters are ``start``.
+    start : ndarray of float32, shape (d,)
+        The global model every participant starts from.
+    participants : ndarray of int64, shape (n,)
+        The round's clients (their ids), in the order of the aggregator's rows.
+    dropped : ndarray of int64
+        Positions in ``participants`` of the clients that drop out before sending their update
+        (the trainer's simulated dropouts): they do not train, and their rows are zero.
+    weights : ndarray of float64, shape (n,)
+        FedAvg weight of each participant (:func:`fedlib.learn.fedavg_weights`); a client sends
+        ``(params - start) * float32(weight)``, or its bare update when every weight is 1.
+    local : fedlib.learn.LocalSGD
+        Local training.
+    round_index : int
+        Selects the clients' example orders (:func:`fedlib.learn.client_generator`).
+    base_version : int
+        Version of ``start`` (the server's round).
+    random_state : numpy.random.SeedSequence
+        The trainer's root seed, under which each client's order stream is named
+        (round, client id): it fixes the order of the examples, nothing secret.
+    method : {"auto", "vmap", "loop"}
+        Local-training path (:func:`fedlib.learn.train_clients`).
+    aggregator : fedlib.learn.Aggregator or None
+        What sums the round (:meth:`Federation.aggregate`), e.g. :class:`fedlib.learn.PlainSum`
+        (the clients send their updates) or :class:`fedlib.secagg.SecureAggregator` (they keep
+        them for a SecAgg(+) round); ``None`` is :class:`fedlib.learn.PlainSum`.
+    """
+
+    model: nn.Module
+    start: np.ndarray
+    participants: np.ndarray
+    dropped: np.ndarray
+    weights: np.ndarray
+    local: LocalSGD
+    round_index: int
+    base_version: int
+    random_state: np.random.SeedSequence
+    method: str = "auto"
+    aggregator: Any = None
+
+    @property
+    def stays(self) -> np.ndarray:
+        """Positions in ``participants`` of the clients that train (the others dropped)."""
+        return np.setdiff1d(np.arange(self.participants.size), self.dropped)
+
+    @property
+    def weighted(self) -> bool:
+        """Whether updates are scaled by their weights (``False`` when every weight of those who stay is 1)."""
+        return not bool(np.all(self.weights[self.stays] == 1.0))
+
+
+@runtime_checkable
+class Federation(Protocol):
+    """Clients that hold their own examples and run their half of each round (pass one as ``X`` to ``fit``).
+
+    :class:`~fedlib.learn.FederatedTrainer` and :class:`~fedlib.unlearn.ClusteredUnlearning`
+    accept a federation in place of the arrays: ``fit(federation)``. Per round the trainer calls
+    :meth:`train` once, then :meth:`aggregate` once. :class:`fedlib.flower.FlowerFederation` is
+    one (the clients are Flower nodes).
+
+    Attributes
+    ----------
+    client_ids : ndarray of int64
+        Every client's id.
+    n_samples : ndarray of int64
+        Examples per client, in the order of ``client_ids`` (FedAvg's weights).
+    input_shape : tuple of int
+        The shape of one example.
+    n_classes : int
+        Labels lie in ``[0, n_classes)``.
+    """
+
+    client_ids: np.ndarray
+    n_samples: np.ndarray
+    input_shape: tuple[int, ...]
+    n_classes: int
+
+    def train(self, request: RoundRequest) -> float:
+        """Train the participants that stay; each keeps its weighted update for :meth:`aggregate`.
+
+        Parameters
+        ----------
+        request : RoundRequest
+            The round.
+
+        Returns
+        -------
+        float
+            Seconds of local training (all clients together).
+        """
+
+    def aggregate(self, *, random_state: np.random.Generator) -> Aggregated:
+        """Sum the weighted updates of the last :meth:`train` with its request's aggregator.
+
+        Parameters
+        ----------
+        random_state : numpy.random.Generator
+            The aggregator's randomness for this round (as its ``aggregate`` would get it).
+
+        Returns
+        -------
+        fedlib.learn.Aggregated
+            The sum and who is in it; rows of clients that dropped or failed are not.
+        """
