@@ -7,7 +7,8 @@ it, and ``except FedlibError`` catches every one of them:
 - arithmetic and decoding: :class:`FieldOverflowError`, :class:`RingOverflowError`,
   :class:`DecodingError` and its :class:`IndexCollisionError`;
 - protocols: :class:`ProtocolStageError`, :class:`SecAggAbort`,
-  :class:`PrivacyViolationError`, :class:`TamperedMessageError`;
+  :class:`PrivacyViolationError`, :class:`TamperedMessageError`; bytes that do not parse as the
+  protocol message or state they claim to be: :class:`WireFormatError`;
 - infeasible settings: :class:`InfeasibleAssignment`, :class:`InfeasibleParameters`,
   :class:`UnlearningCapacityError`; a request to unlearn that cannot be served: :class:`UnlearningRequestError`;
 - data: :class:`DataUnavailableError`, :class:`ChecksumError`;
@@ -37,6 +38,7 @@ __all__ = [
     "TamperedMessageError",
     "UnlearningCapacityError",
     "UnlearningRequestError",
+    "WireFormatError",
 ]
 
 
@@ -96,6 +98,17 @@ class PrivacyViolationError(FedlibError, RuntimeError):
 
 class TamperedMessageError(FedlibError, ValueError):
     """An encrypted message failed authentication: altered, or sent to or from someone else."""
+
+
+class WireFormatError(FedlibError, ValueError):
+    """Bytes that are not a well-formed SecAgg message, configuration or client state of this wire format.
+
+    Raised by the ``from_bytes`` parsers of :mod:`fedlib.secagg` before anything is built: wrong magic,
+    version or type tag, truncated or trailing bytes, an array of the wrong length, an id outside ``[0, n)``,
+    a share outside ``GF(2^521 - 1)``, a message of another round. Unlike :class:`TamperedMessageError`
+    (an authentication failure), it says nothing about who altered the bytes: the message names the field
+    and the bound it broke.
+    """
 
 
 class RingOverflowError(FedlibError, OverflowError):

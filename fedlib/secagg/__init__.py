@@ -6,6 +6,9 @@
   driven by :func:`secure_aggregate`; :class:`FixedPoint` encodes floats into ``Z_{2^32}``;
   what a curious server learns with a coalition or a disconnected graph (:func:`unmask_with_coalition`,
   :func:`leaked_partial_sums`); :class:`SecureAggregator` sums float model updates, one fresh round per call.
+  Every message, the configuration and a client's whole state go to bytes and back (``to_bytes`` and
+  ``from_bytes``, a versioned format parsed strictly, no pickle), for parties that keep no Python object
+  between stages, such as Flower nodes.
 
 - SCMA, secure compressed multiset aggregation (MUFC Alg. 2), with zero-sum masks, and its variant over
   hashed bin indices in a 62-bit field (power sums plus an index table peeled by the decoded hashes) for

@@ -50,6 +50,7 @@ from dataclasses import dataclass, field
 from functools import lru_cache
 
 import numpy as np
+from cryptography.hazmat.primitives.asymmetric.x25519 import X25519PrivateKey
 from scipy.sparse import csr_array
 
 from fedlib._random import check_key_source
@@ -61,6 +62,7 @@ from fedlib.exceptions import (
     ProtocolStageError,
     SecAggAbort,
     TamperedMessageError,
+    WireFormatError,
 )
 from fedlib.field import MERSENNE_521, Shamir
 from fedlib.secagg._crypto import (
@@ -74,12 +76,13 @@ from fedlib.secagg._crypto import (
     seal,
 )
 from fedlib.secagg._graph import MaskingGraph, harary_graph
-
-SHARE_BYTES = (MERSENNE_521.bit_length() + 7) // 8
-"""Bytes of one Shamir share over GF(2^521 − 1)."""
+from fedlib.secagg._wire import SHARE_BYTES, Reader, Tag, Writer
 
 ID_BYTES = 4
 """Bytes of a client id on the wire."""
+
+_SEALED_SHARE_BYTES = 2 * ID_BYTES + 2 * SHARE_BYTES + 16
+"""A sealed pair of shares: sender, recipient and the two shares, plus the 16-byte AES-GCM tag."""
 
 _MASK, _ENC = b"fedlib secagg mask seed", b"fedlib secagg share encryption"
 
@@ -409,6 +412,151 @@ class SecAggConfig:
         """
         return b"fedlib-secagg/" + self.round_id.to_bytes(4, "big") + bytes([int(stage)])
 
+    def to_bytes(self) -> bytes:
+        """These public parameters as bytes, for a server to send its clients before a round.
+
+        The layout (version 1, little-endian): ``b"FLSA"``, the version, a
+        type tag; the masking graph (a complete graph by its size alone, any
+        other by its neighbour lists); ``t``, ``d``, the share holders,
+        ``round_id``, the server model and ``allow_partial_sums``.
+        :meth:`from_bytes` rebuilds an equal configuration.
+
+        Returns
+        -------
+        bytes
+            The encoding; the same configuration always gives the same bytes.
+
+        Raises
+        ------
+        ValueError
+            If the graph is complete on more than 4096 clients: decoding its
+            few bytes would allocate ``n²`` ids, so the parser refuses such
+            graphs and the writer does too.
+
+        Examples
+        --------
+        >>> config = SecAggConfig(harary_graph(6, 2, random_state=0), threshold=2, vector_length=4)
+        >>> SecAggConfig.from_bytes(config.to_bytes()) == config
+        True
+        """
+        writer = Writer(Tag.CONFIG)
+        _write_config(writer, self)
+        return writer.bytes()
+
+    @classmethod
+    def from_bytes(cls, data: bytes) -> SecAggConfig:
+        """Rebuild the configuration :meth:`to_bytes` encoded, refusing anything else.
+
+        The bytes come from the network: every field is checked before the
+        configuration is built, and the configuration then checks itself as
+        when built directly (a threshold above the share holders, an
+        asymmetric graph and so on are refused).
+
+        Parameters
+        ----------
+        data : bytes
+            What :meth:`to_bytes` returned (bytes, bytearray or memoryview).
+
+        Returns
+        -------
+        SecAggConfig
+            The configuration.
+
+        Raises
+        ------
+        fedlib.exceptions.WireFormatError
+            If the bytes are not exactly a version-1 configuration: wrong
+            magic, version or tag, truncated, followed by more bytes, a
+            neighbour id outside ``[0, n)`` or out of order, a complete graph
+            on more than 4096 clients, or fields that make no valid
+            configuration (the message says which).
+        TypeError
+            If ``data`` is not bytes-like.
+        """
+        reader = Reader(data, Tag.CONFIG)
+        config = _read_config(reader)
+        reader.end()
+        return config
+
+
+_SHARE_HOLDERS = ("neighbors", "all")
+_SERVER_MODELS = ("semi-honest", "malicious")
+_MAX_COMPLETE_CLIENTS = 4096
+"""The largest complete graph the wire format carries: its decoding allocates ``n²`` neighbour ids from 6 bytes."""
+
+
+def _write_config(writer: Writer, config: SecAggConfig) -> None:
+    """Append ``config``'s fields (the layout of :meth:`SecAggConfig.to_bytes`)."""
+    graph = config.graph
+    n = graph.n_clients
+    complete = graph.n_edges == n * (n - 1) // 2
+    if complete and n > _MAX_COMPLETE_CLIENTS:
+        raise ValueError(
+            f"a complete masking graph on n={n} clients cannot be encoded: the wire format carries complete "
+            f"graphs of at most {_MAX_COMPLETE_CLIENTS} clients (decoding allocates n² neighbour ids)."
+        )
+    writer.u8(complete, "the graph kind (1: complete, 0: neighbour lists)")
+    writer.u8(graph.allow_disconnected, "allow_disconnected")
+    writer.u32(n, "n_clients")
+    if not complete:
+        for i, neighbors in enumerate(graph.neighbors):
+            writer.ids(neighbors, f"the neighbours of client {i}", n)
+    writer.u32(config.threshold, "threshold")
+    writer.u32(config.vector_length, "vector_length")
+    writer.u8(_SHARE_HOLDERS.index(config.share_holders), "share_holders")
+    writer.u32(config.round_id, "round_id")
+    writer.u8(_SERVER_MODELS.index(config.server_model), "server_model")
+    writer.u8(config.allow_partial_sums, "allow_partial_sums")
+
+
+def _read_config(reader: Reader) -> SecAggConfig:
+    """Read the fields :func:`_write_config` wrote and build the configuration (it checks itself)."""
+    complete = reader.u8("the graph kind", most=1)
+    allow_disconnected = bool(reader.u8("allow_disconnected", most=1))
+    if complete:
+        n = reader.u32("n_clients")
+        if not 1 <= n <= _MAX_COMPLETE_CLIENTS:
+            raise WireFormatError(
+                f"a complete masking graph of n_clients={n}: the wire format carries complete graphs of 1 to "
+                f"{_MAX_COMPLETE_CLIENTS} clients."
+            )
+        neighbors = None
+    else:
+        n = reader.count("clients of the masking graph", record_bytes=4)  # each one has at least a count
+        neighbors = tuple(reader.ids(f"the neighbours of client {i}", n) for i in range(n))
+    threshold = reader.u32("threshold")
+    vector_length = reader.u32("vector_length")
+    share_holders = _SHARE_HOLDERS[reader.u8("share_holders", most=len(_SHARE_HOLDERS) - 1)]
+    round_id = reader.u32("round_id")
+    server_model = _SERVER_MODELS[reader.u8("server_model", most=len(_SERVER_MODELS) - 1)]
+    allow_partial_sums = bool(reader.u8("allow_partial_sums", most=1))
+    try:
+        if neighbors is None:
+            graph = MaskingGraph.complete(n)
+            if allow_disconnected:  # a complete graph is connected: the flag only round-trips
+                graph = MaskingGraph(graph.neighbors, allow_disconnected=True)
+        else:
+            graph = MaskingGraph(neighbors, allow_disconnected=allow_disconnected)
+    except (ValueError, TypeError) as error:
+        raise WireFormatError(f"the bytes hold no valid masking graph: {error}") from None
+    if neighbors is not None and graph.n_edges == n * (n - 1) // 2:
+        raise WireFormatError(
+            f"a complete graph on {n} clients written as neighbour lists: the wire format writes it by its size "
+            "alone (one encoding per configuration)."
+        )
+    try:
+        return SecAggConfig(
+            graph,
+            threshold=threshold,
+            vector_length=vector_length,
+            share_holders=share_holders,
+            round_id=round_id,
+            server_model=server_model,
+            allow_partial_sums=allow_partial_sums,
+        )
+    except (ValueError, TypeError) as error:
+        raise WireFormatError(f"the bytes hold no valid SecAggConfig: {error}") from None
+
 
 @lru_cache(maxsize=256)
 def _shamir(n_shares: int, threshold: int) -> Shamir:
@@ -472,8 +620,62 @@ class KeyAdvertisement:
 
     @property
     def nbytes(self) -> int:
-        """Size on the wire."""
+        """Bytes of its fields, as :func:`secure_aggregate` counts them; :meth:`to_bytes` gives ``nbytes + 10``."""
         return ID_BYTES + len(self.encryption_key) + len(self.mask_key)
+
+    def to_bytes(self, config: SecAggConfig) -> bytes:
+        """This advertisement as bytes: header, ``round_id``, sender and the two 32-byte public keys.
+
+        Parameters
+        ----------
+        config : SecAggConfig
+            The round: its ``round_id`` is written, and the ids must be its clients'.
+
+        Returns
+        -------
+        bytes
+            The encoding, :attr:`nbytes` plus 10 bytes (magic, version, tag, round id).
+
+        Raises
+        ------
+        ValueError
+            If the sender is not a client of the round or a key does not have 32 bytes.
+        """
+        writer = _message_writer(Tag.KEY_ADVERTISEMENT, config, self.sender)
+        writer.key(self.encryption_key, "encryption_key")
+        writer.key(self.mask_key, "mask_key")
+        return writer.bytes()
+
+    @classmethod
+    def from_bytes(cls, data: bytes, config: SecAggConfig) -> KeyAdvertisement:
+        """Parse what :meth:`to_bytes` wrote, refusing anything else.
+
+        Parameters
+        ----------
+        data : bytes
+            What ``to_bytes`` returned (bytes, bytearray or memoryview).
+        config : SecAggConfig
+            The round the receiver is in: the message must carry its
+            ``round_id``, and ids and lengths are checked against it.
+
+        Returns
+        -------
+        KeyAdvertisement
+            The advertisement.
+
+        Raises
+        ------
+        fedlib.exceptions.WireFormatError
+            If the bytes are not exactly a version-1 key advertisement of this
+            round from one of its clients.
+        TypeError
+            If ``data`` is not bytes-like or ``config`` not a :class:`SecAggConfig`.
+        """
+        reader, sender = _message_reader(data, Tag.KEY_ADVERTISEMENT, config)
+        encryption_key = reader.key("encryption_key")
+        mask_key = reader.key("mask_key")
+        reader.end()
+        return cls(sender, encryption_key, mask_key)
 
 
 @dataclass(frozen=True)
@@ -494,8 +696,75 @@ class EncryptedShare:
 
     @property
     def nbytes(self) -> int:
-        """Size on the wire."""
+        """Bytes of its fields, as :func:`secure_aggregate` counts them; :meth:`to_bytes` gives ``nbytes + 14``."""
         return 2 * ID_BYTES + len(self.ciphertext)
+
+    def to_bytes(self, config: SecAggConfig) -> bytes:
+        """This sealed share as bytes: header, ``round_id``, sender, recipient, then the ciphertext with its length.
+
+        Parameters
+        ----------
+        config : SecAggConfig
+            The round: its ``round_id`` is written, and the ids must be its clients'.
+
+        Returns
+        -------
+        bytes
+            The encoding, :attr:`nbytes` plus 14 bytes (magic, version, tag, round id, ciphertext length).
+
+        Raises
+        ------
+        ValueError
+            If the sender or the recipient is not a client of the round.
+        TypeError
+            If the ciphertext is not bytes.
+        """
+        writer = _message_writer(Tag.ENCRYPTED_SHARE, config, self.sender)
+        writer.client(self.recipient, "recipient", config.n_clients)
+        writer.blob(self.ciphertext, "ciphertext")
+        return writer.bytes()
+
+    @classmethod
+    def from_bytes(cls, data: bytes, config: SecAggConfig) -> EncryptedShare:
+        """Parse what :meth:`to_bytes` wrote, refusing anything else.
+
+        Besides the layout, the recipient must hold shares of the sender's
+        secrets (:meth:`SecAggConfig.holders`) and be another client, and the
+        ciphertext must have the length of one sealed pair of shares (156
+        bytes); whether it is authentic is for the recipient to check
+        (:meth:`SecAggClient.masked_input`).
+
+        Parameters
+        ----------
+        data : bytes
+            What ``to_bytes`` returned (bytes, bytearray or memoryview).
+        config : SecAggConfig
+            The round the receiver is in: the message must carry its
+            ``round_id``, and ids and lengths are checked against it.
+
+        Returns
+        -------
+        EncryptedShare
+            The sealed share.
+
+        Raises
+        ------
+        fedlib.exceptions.WireFormatError
+            If the bytes are not exactly a version-1 sealed share of this
+            round between a client and one of its share holders.
+        TypeError
+            If ``data`` is not bytes-like or ``config`` not a :class:`SecAggConfig`.
+        """
+        reader, sender = _message_reader(data, Tag.ENCRYPTED_SHARE, config)
+        recipient = reader.client("recipient", config.n_clients)
+        if recipient == sender or recipient not in config.holders(sender):
+            raise WireFormatError(
+                f"a share from client {sender} to client {recipient}: the recipient must be another holder of the "
+                f"sender's shares, one of {[j for j in config.holders(sender).tolist() if j != sender][:20]}."
+            )
+        ciphertext = reader.blob("ciphertext", length=_SEALED_SHARE_BYTES)
+        reader.end()
+        return cls(sender, recipient, ciphertext)
 
 
 @dataclass(frozen=True)
@@ -515,8 +784,67 @@ class MaskedInput:
 
     @property
     def nbytes(self) -> int:
-        """Size on the wire."""
+        """Bytes of its fields, as :func:`secure_aggregate` counts them; :meth:`to_bytes` gives ``nbytes + 14``."""
         return ID_BYTES + self.vector.nbytes
+
+    def to_bytes(self, config: SecAggConfig) -> bytes:
+        """This masked input as bytes: header, ``round_id``, sender, then ``d`` and ``d`` little-endian ``uint32``.
+
+        Parameters
+        ----------
+        config : SecAggConfig
+            The round: its ``round_id`` is written, and the ids must be its clients'.
+
+        Returns
+        -------
+        bytes
+            The encoding, :attr:`nbytes` plus 14 bytes (magic, version, tag, round id, length).
+
+        Raises
+        ------
+        ValueError
+            If the sender is not a client of the round, or the vector is not a
+            ``uint32`` vector of length ``vector_length``.
+        """
+        d = config.vector_length
+        if np.shape(self.vector) != (d,):
+            raise ValueError(
+                f"the masked input of client {self.sender} has shape {np.shape(self.vector)}: it must be a vector of "
+                f"vector_length d={d} words of Z_2^32."
+            )
+        writer = _message_writer(Tag.MASKED_INPUT, config, self.sender)
+        writer.words(self.vector, "the masked input")
+        return writer.bytes()
+
+    @classmethod
+    def from_bytes(cls, data: bytes, config: SecAggConfig) -> MaskedInput:
+        """Parse what :meth:`to_bytes` wrote, refusing anything else.
+
+        Parameters
+        ----------
+        data : bytes
+            What ``to_bytes`` returned (bytes, bytearray or memoryview).
+        config : SecAggConfig
+            The round the receiver is in: the message must carry its
+            ``round_id``, and ids and lengths are checked against it.
+
+        Returns
+        -------
+        MaskedInput
+            The masked input; its vector is a fresh, writeable ``uint32`` array.
+
+        Raises
+        ------
+        fedlib.exceptions.WireFormatError
+            If the bytes are not exactly a version-1 masked input of this round
+            from one of its clients, of ``vector_length`` words.
+        TypeError
+            If ``data`` is not bytes-like or ``config`` not a :class:`SecAggConfig`.
+        """
+        reader, sender = _message_reader(data, Tag.MASKED_INPUT, config)
+        vector = reader.words("the masked input", length=config.vector_length)
+        reader.end()
+        return cls(sender, vector)
 
 
 @dataclass(frozen=True)
@@ -539,8 +867,135 @@ class UnmaskingResponse:
 
     @property
     def nbytes(self) -> int:
-        """Size on the wire."""
+        """Bytes of its fields, as :func:`secure_aggregate` counts them; :meth:`to_bytes` gives ``nbytes + 18``."""
         return ID_BYTES + (ID_BYTES + SHARE_BYTES) * (len(self.mask_key_shares) + len(self.self_mask_shares))
+
+    def to_bytes(self, config: SecAggConfig) -> bytes:
+        """This response as bytes: header, ``round_id``, sender, then the two lists of ``(owner, share)``.
+
+        Each list is its length, then per owner in increasing order its id
+        and its share, 66 little-endian bytes: the integers of
+        ``GF(2^521 - 1)`` round-trip exactly.
+
+        Parameters
+        ----------
+        config : SecAggConfig
+            The round: its ``round_id`` is written, and the ids must be its clients'.
+
+        Returns
+        -------
+        bytes
+            The encoding, :attr:`nbytes` plus 18 bytes (magic, version, tag, round id, two counts).
+
+        Raises
+        ------
+        ValueError
+            If an id is not a client of the round, or a share is not in ``[0, 2^521 - 1)``.
+        """
+        writer = _message_writer(Tag.UNMASKING_RESPONSE, config, self.sender)
+        for what, shares in (("mask_key_shares", self.mask_key_shares), ("self_mask_shares", self.self_mask_shares)):
+            _write_share_records(writer, what, {int(j): (v,) for j, v in shares.items()}, config.n_clients)
+        return writer.bytes()
+
+    @classmethod
+    def from_bytes(cls, data: bytes, config: SecAggConfig) -> UnmaskingResponse:
+        """Parse what :meth:`to_bytes` wrote, refusing anything else.
+
+        Besides the layout, the sender must hold shares of every owner it
+        names (:meth:`SecAggConfig.holders`), and no owner may be in both
+        lists: an honest client reveals one secret per peer.
+
+        Parameters
+        ----------
+        data : bytes
+            What ``to_bytes`` returned (bytes, bytearray or memoryview).
+        config : SecAggConfig
+            The round the receiver is in: the message must carry its
+            ``round_id``, and ids and lengths are checked against it.
+
+        Returns
+        -------
+        UnmaskingResponse
+            The response; its shares are Python ints.
+
+        Raises
+        ------
+        fedlib.exceptions.WireFormatError
+            If the bytes are not exactly a version-1 unmasking response of this
+            round from one of its clients: owners out of range, out of order,
+            repeated, in both lists or not held by the sender, or a share not
+            below ``2^521 - 1``.
+        TypeError
+            If ``data`` is not bytes-like or ``config`` not a :class:`SecAggConfig`.
+        """
+        reader, sender = _message_reader(data, Tag.UNMASKING_RESPONSE, config)
+        lists = []
+        for what in ("mask_key_shares", "self_mask_shares"):
+            records = _read_share_records(reader, what, config.n_clients, width=1)
+            foreign = [j for j in records if sender not in config.holders(j)]
+            if foreign:
+                raise WireFormatError(
+                    f"client {sender} sent {what} of clients {foreign[:20]}, whose shares it does not hold."
+                )
+            lists.append({j: values[0] for j, values in records.items()})
+        reader.end()
+        both = sorted(set(lists[0]) & set(lists[1]))
+        if both:
+            raise WireFormatError(
+                f"client {sender} sent shares of both the mask key and the self-mask seed of clients {both[:20]}: an "
+                "honest client reveals one of the two per peer."
+            )
+        return cls(sender, lists[0], lists[1])
+
+
+def _check_round_config(config: SecAggConfig) -> None:
+    if not isinstance(config, SecAggConfig):
+        raise TypeError(f"config must be the round's SecAggConfig, got {type(config).__name__}.")
+
+
+def _message_writer(tag: Tag, config: SecAggConfig, sender: int) -> Writer:
+    """A writer of a message of ``config``'s round: header, ``round_id`` and sender written."""
+    _check_round_config(config)
+    writer = Writer(tag)
+    writer.u32(config.round_id, "round_id")
+    writer.client(sender, "sender", config.n_clients)
+    return writer
+
+
+def _message_reader(data, tag: Tag, config: SecAggConfig) -> tuple[Reader, int]:
+    """A reader past the header, ``round_id`` (checked) and sender of a message of ``config``'s round."""
+    _check_round_config(config)
+    reader = Reader(data, tag)
+    round_id = reader.u32("round_id")
+    if round_id != config.round_id:
+        raise WireFormatError(
+            f"a {tag.name} message of round_id={round_id} arrived in round round_id={config.round_id}: a message of "
+            "another round is refused."
+        )
+    return reader, reader.client("sender", config.n_clients)
+
+
+def _write_share_records(writer: Writer, what: str, records: Mapping[int, tuple[int, ...]], n_clients: int) -> None:
+    """Append ``count``, then per owner in increasing order its id and its shares (66 bytes each)."""
+    writer.u32(len(records), f"the number of {what}")
+    for j in sorted(records):
+        writer.client(j, f"an owner of {what}", n_clients)
+        for value in records[j]:
+            writer.share(value, f"a share of {what}")
+
+
+def _read_share_records(reader: Reader, what: str, n_clients: int, *, width: int) -> dict[int, tuple[int, ...]]:
+    """Read what :func:`_write_share_records` wrote: owners in ``[0, n)``, strictly increasing."""
+    count = reader.count(what, record_bytes=ID_BYTES + width * SHARE_BYTES, most=n_clients)
+    records: dict[int, tuple[int, ...]] = {}
+    previous = -1
+    for _ in range(count):
+        j = reader.client(f"an owner of {what}", n_clients)
+        if j <= previous:
+            raise WireFormatError(f"the owners of {what} must be strictly increasing, got {j} after {previous}.")
+        records[j] = tuple(reader.share(f"the share of client {j} in {what}") for _ in range(width))
+        previous = j
+    return records
 
 
 def _share_plaintext(sender: int, recipient: int, key_share: int, seed_share: int) -> bytes:
@@ -910,6 +1365,190 @@ class SecAggClient:
                 key_shares[j] = key_share
         self.stage = Stage.DONE
         return UnmaskingResponse(self.client_id, key_shares, seed_shares)
+
+    def to_bytes(self) -> bytes:
+        """This client's whole state as bytes, to rebuild it with :meth:`from_bytes` at its next stage.
+
+        A party that keeps no Python object between the messages of a round
+        (a Flower ClientApp, which keeps only its ``context.state``) stores
+        these bytes after each stage and rebuilds the client from them at the
+        next one. They hold what the stages to come need: the configuration,
+        the id, the stage, the input ``x_i``, the source of randomness, and,
+        once drawn or received, the X25519 private keys ``c_i^SK`` and
+        ``s_i^SK``, the self-mask seed ``b_i``, its own share pair, the
+        public keys the server forwarded, ``U2`` and the shares received
+        (layout in ``fedlib/secagg/_wire.py``). The AES-GCM keys of its pairs
+        are not stored: the rebuilt client derives them again.
+
+        **The bytes are the client's private material**: whoever reads them
+        learns its input and, with the server, every mask. They are for the
+        client's own storage only, never to be sent to the server or to any
+        other party.
+
+        The source of randomness: ``"secrets"`` is stored as such, and the
+        rebuilt client draws from the operating system. A seeded PCG64
+        Generator (``numpy.random.default_rng``, which fedlib's seeded rounds
+        use) is stored with its bit generator's state: the rebuilt client
+        draws exactly what this one would draw next, from its own copy of the
+        stream (no longer shared with any other user of the Generator).
+
+        Returns
+        -------
+        bytes
+            The state; the same state always gives the same bytes.
+
+        Raises
+        ------
+        ValueError
+            If its source of randomness is a Generator on a bit generator
+            other than PCG64, or the survivor list ``U2`` it was given names
+            ids outside ``[0, n)``.
+
+        Examples
+        --------
+        >>> config = SecAggConfig(MaskingGraph.complete(3), threshold=2, vector_length=2)
+        >>> client = SecAggClient(0, np.array([1, 2], dtype=np.uint32), config, random_state=0)
+        >>> restored = SecAggClient.from_bytes(client.to_bytes())
+        >>> restored.advertise_keys() == client.advertise_keys()
+        True
+        """
+        n = self.config.n_clients
+        writer = Writer(Tag.CLIENT_STATE)
+        _write_config(writer, self.config)
+        writer.client(self.client_id, "client_id", n)
+        writer.u8(self.stage, "stage")
+        writer.words(self._x, "the input vector")
+        _write_key_source(writer, self._random_state)
+        if self.stage >= Stage.SHARE_KEYS:
+            writer.key(private_bytes(self._c_sk), "the encryption private key")
+            writer.key(private_bytes(self._s_sk), "the mask private key")
+        if self.stage >= Stage.MASKED_INPUT:
+            writer.key(self._b, "the self-mask seed")
+            for value in self._own_share:
+                writer.share(value, "its own share")
+            writer.u32(len(self._public_keys), "the number of public keys")
+            for j in sorted(self._public_keys):
+                writer.client(j, "the owner of a public key", n)
+                writer.key(self._public_keys[j].encryption_key, f"the encryption key of client {j}")
+                writer.key(self._public_keys[j].mask_key, f"the mask key of client {j}")
+        if self.stage >= Stage.UNMASKING:
+            writer.ids(sorted(self._u2), "U2, the survivors of share distribution", n)
+            received = {j: pair for j, pair in self._received.items() if j != self.client_id}
+            _write_share_records(writer, "the shares received", received, n)
+        return writer.bytes()
+
+    @classmethod
+    def from_bytes(cls, data: bytes, *, clock: PhaseClock | None = None) -> SecAggClient:
+        """Rebuild the client whose state :meth:`to_bytes` returned; it then behaves exactly as that client would.
+
+        Every later stage gives the same messages and the same errors as the
+        original client would have (with a seeded Generator, the same bytes;
+        with ``"secrets"``, fresh draws from the operating system), and a
+        message for a stage it is not at is refused as the original refuses it.
+
+        Parameters
+        ----------
+        data : bytes
+            What :meth:`to_bytes` returned (bytes, bytearray or memoryview),
+            read back from the client's own storage.
+        clock : PhaseClock, optional
+            Accumulates its compute time from now on (the original's clock is not stored).
+
+        Returns
+        -------
+        SecAggClient
+            The client, at the stage it was saved at.
+
+        Raises
+        ------
+        fedlib.exceptions.WireFormatError
+            If the bytes are not exactly a version-1 client state: wrong
+            magic, version or tag, truncated, followed by more bytes, an input
+            of a length other than ``vector_length``, ids outside ``[0, n)``
+            or out of order, a share not below ``2^521 - 1``, or an unknown
+            stage or source of randomness.
+        TypeError
+            If ``data`` is not bytes-like.
+        """
+        reader = Reader(data, Tag.CLIENT_STATE)
+        config = _read_config(reader)
+        n = config.n_clients
+        client_id = reader.client("client_id", n)
+        stage = Stage(reader.u8("stage", most=int(max(Stage))))
+        x = reader.words("the input vector", length=config.vector_length)
+        source = _read_key_source(reader)
+        state: dict = {}
+        if stage >= Stage.SHARE_KEYS:
+            state["_c_sk"] = X25519PrivateKey.from_private_bytes(reader.key("the encryption private key"))
+            state["_s_sk"] = X25519PrivateKey.from_private_bytes(reader.key("the mask private key"))
+        if stage >= Stage.MASKED_INPUT:
+            state["_b"] = reader.key("the self-mask seed")
+            state["_own_share"] = (reader.share("its own share"), reader.share("its own share"))
+            count = reader.count("public keys", record_bytes=ID_BYTES + 2 * KEY_BYTES, most=n)
+            public_keys: dict[int, KeyAdvertisement] = {}
+            previous = -1
+            for _ in range(count):
+                j = reader.client("the owner of a public key", n)
+                if j == client_id or j <= previous:
+                    raise WireFormatError(
+                        f"the public keys stored by client {client_id} must be other clients' in increasing order, "
+                        f"got client {j} after client {previous}."
+                    )
+                encryption_key = reader.key(f"the encryption key of client {j}")
+                public_keys[j] = KeyAdvertisement(j, encryption_key, reader.key(f"the mask key of client {j}"))
+                previous = j
+            state["_public_keys"], state["_enc_keys"] = public_keys, {}
+        if stage >= Stage.UNMASKING:
+            state["_u2"] = {int(j) for j in reader.ids("U2, the survivors of share distribution", n)}
+            received = _read_share_records(reader, "the shares received", n, width=2)
+            if client_id in received:
+                raise WireFormatError(f"client {client_id}'s stored shares list its own share among those received.")
+            state["_received"] = {**received, client_id: state["_own_share"]}
+        reader.end()
+        client = cls(client_id, x, config, random_state=source, clock=clock)
+        client.stage = stage
+        for name, value in state.items():
+            setattr(client, name, value)
+        return client
+
+
+_PCG64_STATE_BYTES = 16
+"""Each of the two 128-bit words of a PCG64 state (``state`` and ``inc``)."""
+
+
+def _write_key_source(writer: Writer, source) -> None:
+    """``0`` for ``"secrets"``; ``1`` and the bit generator's state for a PCG64 Generator."""
+    if isinstance(source, str):
+        writer.u8(0, "the source of randomness")
+        return
+    state = source.bit_generator.state
+    if state.get("bit_generator") != "PCG64":
+        raise ValueError(
+            f"a client drawing from a Generator on {state.get('bit_generator')} cannot be saved: its state is stored "
+            "for PCG64 (numpy.random.default_rng) only. Use random_state='secrets' or an int seed."
+        )
+    writer.u8(1, "the source of randomness")
+    writer.uint(state["state"]["state"], _PCG64_STATE_BYTES, "the PCG64 state")
+    writer.uint(state["state"]["inc"], _PCG64_STATE_BYTES, "the PCG64 increment")
+    writer.u8(state["has_uint32"], "the PCG64 has_uint32 flag")
+    writer.u32(state["uinteger"], "the PCG64 buffered word")
+
+
+def _read_key_source(reader: Reader) -> np.random.Generator | str:
+    """What :func:`_write_key_source` wrote: ``"secrets"``, or a fresh Generator in the stored state."""
+    if reader.u8("the source of randomness", most=1) == 0:
+        return "secrets"
+    bit_generator = np.random.PCG64(0)
+    bit_generator.state = {
+        "bit_generator": "PCG64",
+        "state": {
+            "state": reader.uint(_PCG64_STATE_BYTES, "the PCG64 state"),
+            "inc": reader.uint(_PCG64_STATE_BYTES, "the PCG64 increment"),
+        },
+        "has_uint32": reader.u8("the PCG64 has_uint32 flag", most=1),
+        "uinteger": reader.u32("the PCG64 buffered word"),
+    }
+    return np.random.Generator(bit_generator)
 
 
 # ------------------------------------------------------------------------------------------------------ server
