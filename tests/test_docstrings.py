@@ -34,6 +34,7 @@ PACKAGES = (
     "fedlib.privacy",
     "fedlib.utils",
     "fedlib.audit",
+    "fedlib.flower",
 )
 
 #: numpydoc error codes that mean a missing or broken section.

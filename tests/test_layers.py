@@ -33,6 +33,7 @@ LAYERS = (
     "secagg",
     "unlearn",
     "audit",
+    "flower",
 )
 
 
