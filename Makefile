@@ -110,11 +110,11 @@ $(FLOWERSTAMP): requirements-flower.txt constraints.txt $(STAMP)
 # Both cores: the book tests share build products (_build/ci) and form one xdist group, so one worker runs
 # them all in order (tests/book/conftest.py keeps the groups working with pytest 9.2); the rest is spread over both.
 test: $(STAMP) $(DASKSTAMP) $(FLOWERSTAMP)
-	$(PY) -m ruff check fedlib book/fedbook tests tools book/_ext benchmarks
+	$(PY) -m ruff check fedlib book/fedbook book/flower_app tests tools book/_ext benchmarks
 	$(PY) -m pytest -n 2 --dist loadgroup
 
 lint: $(STAMP)
-	$(PY) -m ruff check fedlib book/fedbook tests tools book/_ext benchmarks
+	$(PY) -m ruff check fedlib book/fedbook book/flower_app tests tools book/_ext benchmarks
 
 clean:
 	rm -rf _build

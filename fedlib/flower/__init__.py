@@ -34,7 +34,8 @@ A sketch of a ``ServerApp`` that trains clusters securely and forgets a client::
     @app.main()
     def main(grid, context):
         federation = FlowerFederation(grid, n_nodes=10, n_classes=10)
-        system = ClusteredUnlearning("softmax", cluster_size=5, rounds=3, random_state=0).fit(federation)
+        system = ClusteredUnlearning("softmax", cluster_size=5, rounds=3, random_state=0)
+        system.fit(federation)
         system.unlearn(clients=[3])  # retrains client 3's cluster on its other nodes
 
 Needs the ``flower`` extra (``pip install 'fedlib-unlearning[flower]'``).

@@ -1,0 +1,1 @@
+"""fedlib's clustered federated unlearning as a Flower app (see ``pyproject.toml``)."""
