@@ -16,8 +16,9 @@ client half in a Flower ``ClientApp``, so that any fedlib trainer fitted on a
   those clusters' nodes.
 
 With the same seeds a Flower run gives the model of fedlib's in-process simulator bit for bit
-(the nodes train with ``method="loop"``, as the simulator does with that method; with ``"vmap"``
-the simulator batches clients and agrees only to float32 rounding).
+with ``method="loop"`` (each node trains its one client, as the simulator's per-client loop does);
+with ``"vmap"`` the simulator batches a cluster's clients in one kernel, which may round float32
+sums differently.
 
 KNOT's asynchronous aggregation (Su & Li 2023) has no counterpart here: Flower's runtime drives
 synchronous rounds (asynchronous federated learning is an open request to Flower), so KNOT stays in

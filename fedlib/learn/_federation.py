@@ -23,7 +23,6 @@ import numpy as np
 if TYPE_CHECKING:
     import torch.nn as nn
 
-    from fedlib.learn._fedavg import Aggregated
     from fedlib.learn._local import LocalSGD
 
 
@@ -125,7 +124,7 @@ class Federation(Protocol):
             Seconds of local training (all clients together).
         """
 
-    def aggregate(self, *, random_state: np.random.Generator) -> Aggregated:
+    def aggregate(self, *, random_state: np.random.Generator) -> Any:
         """Sum the weighted updates of the last :meth:`train` with its request's aggregator.
 
         Parameters
