@@ -58,7 +58,7 @@ def data():
 
 
 @pytest.fixture(scope="module")
-def flower(data):
+def flower(data, restored_environment):
     """Every scenario in one simulation; each one's result (or its error) by name."""
     from flwr.serverapp import ServerApp
     from flwr.simulation import run_simulation
@@ -89,10 +89,11 @@ def flower(data):
         scenario("clustered", forget)
         scenario("wrong model", lambda: FederatedTrainer("mlp", rounds=1, n_classes=N_CLASSES).fit(federation))
 
-    run_simulation(
-        server, client_app(Partitions(*data), "softmax", n_classes=N_CLASSES), num_supernodes=N_CLIENTS,
-        backend_config={"client_resources": {"num_cpus": 1}, "init_args": {"num_cpus": 2}},
-    )  # fmt: skip
+    with restored_environment():
+        run_simulation(
+            server, client_app(Partitions(*data), "softmax", n_classes=N_CLASSES), num_supernodes=N_CLIENTS,
+            backend_config={"client_resources": {"num_cpus": 1}, "init_args": {"num_cpus": 2}},
+        )  # fmt: skip
     return out
 
 

@@ -34,7 +34,7 @@ def app(tmp_path_factory):
         yield client_app, server_app, task, config
 
 
-def test_the_books_flower_app_trains_forgets_and_equals_the_simulator(app, capsys):
+def test_the_books_flower_app_trains_forgets_and_equals_the_simulator(app, capsys, restored_environment):
     from flwr.serverapp import ServerApp
     from flwr.simulation import run_simulation
 
@@ -48,10 +48,12 @@ def test_the_books_flower_app_trains_forgets_and_equals_the_simulator(app, capsy
     def main(grid, context):
         systems.append(server_app.run(grid, config))
 
-    run_simulation(
-        server, client_app.app, num_supernodes=int(config["num-clients"]),
-        backend_config={"client_resources": {"num_cpus": 1}, "init_args": {"num_cpus": 2}},
-    )  # fmt: skip
+    with restored_environment():
+        run_simulation(
+            server, client_app.app, num_supernodes=int(config["num-clients"]),
+            backend_config={"client_resources": {"num_cpus": 1}, "init_args": {"num_cpus": 2}},
+        )  # fmt: skip
+    assert "ray" not in os.environ.get("PYTHONPATH", "")  # Ray's settings do not outlive the run
     assert len(systems) == 1, "the ServerApp failed (see the log above)"
     printed = capsys.readouterr().out
     trained = r"2 clusters of \[5, 5\] clients trained on Flower nodes; majority-vote test accuracy 0\.\d{3}"
