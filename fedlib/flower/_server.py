@@ -26,7 +26,7 @@ import numpy as np
 from flwr.app import ConfigRecord, Message, RecordDict
 from flwr.serverapp import Grid
 
-from fedlib._validation import check_option
+from fedlib._validation import check_option, check_scalar
 from fedlib.flower._records import (
     HELLO,
     MASKED_INPUT,
@@ -53,15 +53,16 @@ from fedlib.secagg import (
 class FlowerFederation:
     """The nodes of a Flower run as the clients of a fedlib trainer (a :class:`fedlib.learn.Federation`).
 
-    Each node runs :func:`client_app`. At construction the federation waits for ``n_nodes`` nodes
-    and asks each for its client id, its number of examples and their shape.
+    Each node runs :func:`client_app`. At construction the federation waits until ``n_nodes`` nodes
+    are listed, asks every listed node for its client id, its number of examples and their shape,
+    and keeps those that answer within ``wait`` seconds (at least ``n_nodes``).
 
     Parameters
     ----------
     grid : flwr.serverapp.Grid
         The ``Grid`` a ``ServerApp``'s main function receives.
     n_nodes : int
-        Nodes to wait for (the clients of the federation).
+        Nodes to wait for: the fewest clients the federation may have.
     n_classes : int
         Output units of the model (labels lie in ``[0, n_classes)``; each node checks its own).
     timeout : float or None, default=None
@@ -72,7 +73,7 @@ class FlowerFederation:
         with the node's error, since a bug must not pass for a dropout; ``"drop"`` counts it as
         dropped out of that round (as a deployment over unreliable nodes may want).
     wait : float, default=60.0
-        Seconds to wait for ``n_nodes`` nodes to connect.
+        Seconds to wait for ``n_nodes`` nodes to connect, and for each to say who it is.
 
     Attributes
     ----------
@@ -92,7 +93,7 @@ class FlowerFederation:
     Raises
     ------
     TimeoutError
-        If fewer than ``n_nodes`` nodes connect within ``wait`` seconds.
+        If fewer than ``n_nodes`` nodes connect, or answer, within ``wait`` seconds.
     ValueError
         If two nodes claim one client id, their examples differ in shape, or ``on_error`` is unknown.
     RuntimeError
@@ -123,12 +124,18 @@ class FlowerFederation:
         self.failures: list[str] = []
         self._pending: dict | None = None
         self._group = self._secure_rounds = 0
-        nodes = self._wait_for_nodes(int(n_nodes), float(wait))
-        replies = self._exchange({node: RecordDict({}) for node in nodes}, HELLO)
+        n_nodes = check_scalar(n_nodes, "n_nodes", "int", min_val=1)
+        nodes = self._wait_for_nodes(n_nodes, float(wait))
+        # every listed node is asked who it is; those that answer within `wait` are the federation (a SuperLink
+        # may still list a node that has gone, which must not hold up every round)
+        replies = self._exchange({node: RecordDict({}) for node in nodes}, HELLO, timeout=float(wait))
         infos = {node: reply["info"] for node, reply in replies.items()}
-        missing = sorted(set(nodes) - set(infos))
-        if missing:
-            raise RuntimeError(f"nodes {missing} did not say who they are: {self.failures[-len(missing):]}")
+        if len(infos) < n_nodes:
+            errors = f"; their errors: {self.failures}" if self.failures else ""
+            raise TimeoutError(
+                f"{len(infos)} of the {len(nodes)} listed Flower nodes said who they are within {wait} s; "
+                f"{n_nodes} are needed{errors}."
+            )
         ids = [int(info["client_id"]) for info in infos.values()]
         if len(set(ids)) != len(ids):
             raise ValueError(f"two nodes claim the same client id: {sorted(ids)}.")
@@ -147,16 +154,20 @@ class FlowerFederation:
             if time.monotonic() > deadline:
                 raise TimeoutError(f"{len(nodes)} of {n_nodes} Flower nodes connected within {wait} s.")
             time.sleep(0.05)
-        return nodes[:n_nodes] if len(nodes) > n_nodes else nodes
+        return nodes
 
-    def _exchange(self, contents: dict[int, RecordDict], message_type: str) -> dict[int, RecordDict]:
+    def _exchange(
+        self, contents: dict[int, RecordDict], message_type: str, *, timeout: float | None = None
+    ) -> dict[int, RecordDict]:
         """Send one message per node, wait for the replies; nodes that fail are left out (and noted)."""
         self._group += 1
         messages = [
             Message(content, dst_node_id=node, message_type=message_type, group_id=str(self._group))
             for node, content in contents.items()
         ]
-        replies: Iterable[Message] = self.grid.send_and_receive(messages, timeout=self.timeout)
+        replies: Iterable[Message] = self.grid.send_and_receive(
+            messages, timeout=self.timeout if timeout is None else timeout
+        )
         out = {}
         for reply in replies:
             if reply.has_error():
