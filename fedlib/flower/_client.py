@@ -116,7 +116,9 @@ def client_app(
     ----------
     load_data : callable
         ``load_data(context) -> (X, y)``: this node's examples and integer labels (checked as
-        :func:`fedlib.learn.check_training_data` checks them). Called once per node and run.
+        :func:`fedlib.learn.check_training_data` checks them). Called once per node and run in each
+        process that serves the node: once in the simulation runtime, once per message in the
+        deployment runtime's default isolation (a fresh ClientApp process per message).
     model : str or torch.nn.Module
         The architecture, as the server's trainer has it: a :data:`fedlib.learn.MODELS` name
         (built for the examples' shape and ``n_classes``) or a module. The server sends its
