@@ -10,7 +10,7 @@ shape it checks.
 from __future__ import annotations
 
 import json
-from dataclasses import asdict
+from dataclasses import asdict, fields
 
 import numpy as np
 from flwr.app import ArrayRecord, ConfigRecord, RecordDict
@@ -24,7 +24,6 @@ SECAGG = "train.fedlib_secagg"
 
 #: SecAgg stages as the server names them in a ``SECAGG`` message.
 SETUP, SHARE_KEYS, MASKED_INPUT, UNMASK = "setup", "share_keys", "masked_input", "unmask"
-STAGES = (SETUP, SHARE_KEYS, MASKED_INPUT, UNMASK)
 
 
 def seed_config(seed: np.random.SeedSequence) -> dict:
@@ -64,8 +63,8 @@ def train_content(request: RoundRequest, position: int, *, keep: bool) -> Record
 
 def read_local(config) -> LocalSGD:
     """The LocalSGD of a ``TRAIN`` message (its own checks reject bad values)."""
-    fields = LocalSGD.__dataclass_fields__
-    return LocalSGD(**{name: config[f"local_{name}"] for name in fields if f"local_{name}" in config})
+    names = [f.name for f in fields(LocalSGD)]
+    return LocalSGD(**{name: config[f"local_{name}"] for name in names if f"local_{name}" in config})
 
 
 def one_array(record: ArrayRecord, what: str, *, length: int | None = None) -> np.ndarray:

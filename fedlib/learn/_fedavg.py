@@ -844,7 +844,17 @@ class FederatedTrainer(BaseEstimator):
         stays = np.setdiff1d(np.arange(n), dropped)
         weights = fedavg_weights(self._sizes[participants], self._weighting)
         train_seconds = 0.0
-        if self._federation is None:
+        # clients fitted as a Federation train where their examples are and keep their weighted updates;
+        # otherwise (or when nobody trains) the rows are built here, zero for those who dropped
+        remote = self._federation is not None and stays.size > 0
+        if remote:
+            request = RoundRequest(
+                model=self.model_, start=self.params_, participants=self.client_ids_[participants], dropped=dropped,
+                weights=weights, local=self._local, round_index=r, base_version=r, random_state=self._root,
+                method=self._method, aggregator=self._aggregator,
+            )  # fmt: skip
+            train_seconds = float(self._federation.train(request))
+        else:
             inputs = np.zeros((n, d), dtype=np.float32)
             if stays.size:
                 updates = self.local_updates(participants[stays])
@@ -853,22 +863,13 @@ class FederatedTrainer(BaseEstimator):
                 inputs[stays] = (
                     deltas if np.all(weights[stays] == 1.0) else deltas * weights[stays, None].astype(np.float32)
                 )
-        elif stays.size:  # the clients train where their examples are, and keep their weighted updates
-            request = RoundRequest(
-                model=self.model_, start=self.params_, participants=self.client_ids_[participants], dropped=dropped,
-                weights=weights, local=self._local, round_index=r, base_version=r, random_state=self._root,
-                method=self._method, aggregator=self._aggregator,
-            )  # fmt: skip
-            train_seconds = float(self._federation.train(request))
         began = time.perf_counter()
         rng = np.random.default_rng(_child(self._root, _AGGREGATE, r))
         try:
-            if self._federation is None:
-                aggregated = self._aggregator.aggregate(inputs, dropped=dropped, random_state=rng)
-            elif stays.size:
+            if remote:
                 aggregated = self._federation.aggregate(random_state=rng)
-            else:  # nobody trained: what an aggregator makes of n zero rows, all dropped
-                aggregated = self._aggregator.aggregate(np.zeros((n, d), np.float32), dropped=dropped, random_state=rng)
+            else:
+                aggregated = self._aggregator.aggregate(inputs, dropped=dropped, random_state=rng)
         except self._abort_on:
             aggregated = None
         aggregate_seconds = time.perf_counter() - began
