@@ -15,9 +15,10 @@
 3. A whole book by chapter. With ``--book DIR`` (the ``src`` folder of an executed build, e.g.
    ``_build/paper/src`` after ``FEDBOOK_SWEEP_LOG=_build/paper/sweeps.jsonl make book SCALE=paper``), each
    chapter's wall time as Papermill recorded it, the part of it spent in sweeps (from the log beside
-   ``DIR``, ``../sweeps.jsonl``, which ``fedbook.sweeps.run_jobs`` writes when ``FEDBOOK_SWEEP_LOG`` names it),
-   the sweeps' jobs' seconds added up, and what the chapter would take with W workers: the time outside the
-   sweeps plus the jobs' seconds over W (a lower bound: it ignores shipping data and the longest job).
+   ``DIR``, ``../sweeps.jsonl``, which ``fedbook.sweeps.run_jobs`` writes when ``FEDBOOK_SWEEP_LOG`` names it;
+   a chapter executed again counts its latest execution's sweeps), the sweeps' jobs' seconds added up, and
+   what the chapter would take with W workers: the time outside the sweeps plus the jobs' seconds over W (a
+   lower bound: it ignores shipping data and the longest job).
 
 On a 2-core machine the cluster and loky can at most halve the serial time; what this measures is how close
 each gets, and the price per job, so that a reader can judge a bigger cluster from the book's split.
@@ -103,7 +104,11 @@ def table_sweep(scale: str, client) -> pd.DataFrame:
 
 
 def book_split(src: Path, workers=(2, 8, 32)) -> pd.DataFrame:
-    """Each executed chapter's time, its sweeps' share, and a lower bound on its time with W workers."""
+    """Each executed chapter's time, its sweeps' share, and a lower bound on its time with W workers.
+
+    The log keeps every execution's sweeps; a chapter's share comes from its latest execution's (the one whose
+    notebook is in ``src``), so that rebuilding a chapter does not count its sweeps twice.
+    """
     log = src.parent / "sweeps.jsonl"
     records = [json.loads(line) for line in log.read_text().splitlines()] if log.exists() else []
     rows = []
@@ -113,6 +118,7 @@ def book_split(src: Path, workers=(2, 8, 32)) -> pd.DataFrame:
         chapter = path.relative_to(src).with_suffix(".md").as_posix()
         seconds = float(nbformat.read(path, as_version=4).metadata.get("papermill", {}).get("duration") or np.nan)
         mine = [r for r in records if r.get("chapter") == chapter]
+        mine = [r for r in mine if r.get("run") == mine[-1].get("run")] if mine else mine  # the latest execution
         in_sweeps = sum(r["seconds"] for r in mine)
         job_seconds = sum(r["job_seconds"] for r in mine)
         row = {"chapter": chapter, "seconds": seconds, "in sweeps": in_sweeps, "jobs": sum(r["jobs"] for r in mine),

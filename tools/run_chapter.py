@@ -16,6 +16,7 @@ import os
 import sys
 import tempfile
 import time
+import uuid
 from pathlib import Path
 
 
@@ -39,6 +40,7 @@ def run_chapter(source: Path, output: Path, parameters: dict, *, timeout: int = 
     os.environ.setdefault("FEDLIB_PROGRESS", "0")  # no progress bars in the rendered book
     os.environ.setdefault("PYDEVD_DISABLE_FILE_VALIDATION", "1")
     os.environ["FEDBOOK_CHAPTER"] = source.as_posix()  # names the chapter in fedbook.sweeps' log, when one is kept
+    os.environ["FEDBOOK_CHAPTER_RUN"] = uuid.uuid4().hex  # and this execution of it (a rerun supersedes it)
     with tempfile.TemporaryDirectory() as tmp:
         converted = Path(tmp) / (source.stem + ".ipynb")
         jupytext.write(notebook, converted)

@@ -231,9 +231,10 @@ def run_jobs(
 
     Notes
     -----
-    With the variable ``FEDBOOK_SWEEP_LOG`` naming a file, each call appends one JSON line to it: the caller,
-    the number of jobs, where they ran, the wall-clock seconds of the whole sweep and the seconds of its jobs
-    added up (``benchmarks/bench_sweeps.py`` reads it to split a chapter's time into what a cluster can share
+    With the variable ``FEDBOOK_SWEEP_LOG`` naming a file, each call appends one JSON line to it: the chapter
+    and the execution of it (``FEDBOOK_CHAPTER`` and ``FEDBOOK_CHAPTER_RUN``, set by ``tools/run_chapter.py``),
+    the caller, the number of jobs, where they ran, the wall-clock seconds of the whole sweep and the seconds of
+    its jobs added up (``benchmarks/bench_sweeps.py`` reads it to split a chapter's time into what a cluster can share
     and what it cannot).
     """
     calls = list(calls)
@@ -261,6 +262,7 @@ def run_jobs(
     if log:
         record = {
             "chapter": os.environ.get("FEDBOOK_CHAPTER"),
+            "run": os.environ.get("FEDBOOK_CHAPTER_RUN"),
             "caller": caller_name,
             "jobs": len(calls),
             "where": "dask" if on_cluster() else "local",
