@@ -118,7 +118,8 @@ def book_split(src: Path, workers=(2, 8, 32)) -> pd.DataFrame:
         chapter = path.relative_to(src).with_suffix(".md").as_posix()
         seconds = float(nbformat.read(path, as_version=4).metadata.get("papermill", {}).get("duration") or np.nan)
         mine = [r for r in records if r.get("chapter") == chapter]
-        mine = [r for r in mine if r.get("run") == mine[-1].get("run")] if mine else mine  # the latest execution
+        latest = mine[-1].get("run") if mine else None
+        mine = [r for r in mine if r.get("run") == latest]
         in_sweeps = sum(r["seconds"] for r in mine)
         job_seconds = sum(r["job_seconds"] for r in mine)
         row = {"chapter": chapter, "seconds": seconds, "in sweeps": in_sweeps, "jobs": sum(r["jobs"] for r in mine),

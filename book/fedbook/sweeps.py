@@ -234,8 +234,8 @@ def run_jobs(
     With the variable ``FEDBOOK_SWEEP_LOG`` naming a file, each call appends one JSON line to it: the chapter
     and the execution of it (``FEDBOOK_CHAPTER`` and ``FEDBOOK_CHAPTER_RUN``, set by ``tools/run_chapter.py``),
     the caller, the number of jobs, where they ran, the wall-clock seconds of the whole sweep and the seconds of
-    its jobs added up (``benchmarks/bench_sweeps.py`` reads it to split a chapter's time into what a cluster can share
-    and what it cannot).
+    its jobs added up (``benchmarks/bench_sweeps.py`` reads it to split a chapter's time into what a cluster
+    can share and what it cannot).
     """
     calls = list(calls)
     if cost is not None and len(cost) != len(calls):
