@@ -17,8 +17,9 @@
    chapter's wall time as Papermill recorded it, the part of it spent in sweeps (from the log beside
    ``DIR``, ``../sweeps.jsonl``, which ``fedbook.sweeps.run_jobs`` writes when ``FEDBOOK_SWEEP_LOG`` names it;
    a chapter executed again counts its latest execution's sweeps), the sweeps' jobs' seconds added up, and
-   what the chapter would take with W workers: the time outside the sweeps plus the jobs' seconds over W (a
-   lower bound: it ignores shipping data and the longest job).
+   what the chapter would take with W workers: the time outside the sweeps plus, for each sweep, its jobs'
+   seconds over W or its longest job, whichever is longer (a lower bound: it ignores shipping data; logs
+   written before the longest job was recorded give the jobs' seconds over W alone).
 
 On a 2-core machine the cluster and loky can at most halve the serial time; what this measures is how close
 each gets, and the price per job, so that a reader can judge a bigger cluster from the book's split.
@@ -124,8 +125,9 @@ def book_split(src: Path, workers=(2, 8, 32)) -> pd.DataFrame:
         job_seconds = sum(r["job_seconds"] for r in mine)
         row = {"chapter": chapter, "seconds": seconds, "in sweeps": in_sweeps, "jobs": sum(r["jobs"] for r in mine),
                "jobs' seconds": job_seconds}  # fmt: skip
-        for w in workers:
-            row[f"with {w} workers ≥"] = seconds - in_sweeps + job_seconds / w
+        for w in workers:  # no sweep ends before its longest job, nor before W workers have done all its jobs
+            shared = sum(max(r["job_seconds"] / w, r.get("longest_job_seconds", 0.0)) for r in mine)
+            row[f"with {w} workers ≥"] = seconds - in_sweeps + shared
         rows.append(row)
     frame = pd.DataFrame(rows)
     if len(frame):

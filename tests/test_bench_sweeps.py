@@ -44,3 +44,20 @@ def test_a_chapter_counts_the_sweeps_of_its_latest_execution_only(tmp_path):
     assert split.loc["notebooks/b/two.md", "in sweeps"] == 1.0
     assert list(split.index) == ["notebooks/a/one.md", "notebooks/b/two.md", "whole book"]
     assert split.loc["whole book", "seconds"] == 110.0
+
+
+def test_with_w_workers_no_sweep_ends_before_its_longest_job(tmp_path):
+    src = tmp_path / "paper" / "src"
+    _executed(src / "notebooks" / "a" / "one.ipynb", 1000.0)
+    records = [  # a sweep of one 400 s job and 100 s of small ones; one of 64 equal 1 s jobs
+        {"chapter": "notebooks/a/one.md", "run": "r", "jobs": 11, "seconds": 420.0, "job_seconds": 500.0,
+         "longest_job_seconds": 400.0},
+        {"chapter": "notebooks/a/one.md", "run": "r", "jobs": 64, "seconds": 40.0, "job_seconds": 64.0,
+         "longest_job_seconds": 1.0},
+    ]  # fmt: skip
+    (src.parent / "sweeps.jsonl").write_text("".join(json.dumps(r) + "\n" for r in records))
+    one = load_bench().book_split(src, workers=(2, 32)).set_index("chapter").loc["notebooks/a/one.md"]
+    outside = 1000.0 - 460.0
+    # the long job bounds the first sweep at any W; the second is bounded by its jobs' seconds over W
+    assert one["with 2 workers ≥"] == pytest.approx(outside + 400.0 + 64.0 / 2)
+    assert one["with 32 workers ≥"] == pytest.approx(outside + 400.0 + 64.0 / 32)

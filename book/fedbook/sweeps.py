@@ -233,9 +233,9 @@ def run_jobs(
     -----
     With the variable ``FEDBOOK_SWEEP_LOG`` naming a file, each call appends one JSON line to it: the chapter
     and the execution of it (``FEDBOOK_CHAPTER`` and ``FEDBOOK_CHAPTER_RUN``, set by ``tools/run_chapter.py``),
-    the caller, the number of jobs, where they ran, the wall-clock seconds of the whole sweep and the seconds of
-    its jobs added up (``benchmarks/bench_sweeps.py`` reads it to split a chapter's time into what a cluster
-    can share and what it cannot).
+    the caller, the number of jobs, where they ran, the wall-clock seconds of the whole sweep, the seconds of
+    its jobs added up and those of its longest job (``benchmarks/bench_sweeps.py`` reads it to split a
+    chapter's time into what a cluster can share and what it cannot).
     """
     calls = list(calls)
     if cost is not None and len(cost) != len(calls):
@@ -269,6 +269,7 @@ def run_jobs(
             "n_jobs": n_jobs,
             "seconds": time.perf_counter() - began,
             "job_seconds": float(sum(seconds for _, seconds in results)),
+            "longest_job_seconds": float(max((seconds for _, seconds in results), default=0.0)),
         }
         with open(log, "a", encoding="utf-8") as file:
             file.write(json.dumps(record) + "\n")

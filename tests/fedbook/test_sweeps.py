@@ -46,13 +46,14 @@ def test_a_sweep_log_records_each_sweep_with_its_chapter_caller_and_seconds(tmp_
     monkeypatch.setenv("FEDBOOK_SWEEP_LOG", str(log))
     monkeypatch.setenv("FEDBOOK_CHAPTER", "notebooks/x/y.md")
     monkeypatch.setenv("FEDBOOK_CHAPTER_RUN", "run-1")
-    sweeps.run_jobs([delayed(time.sleep)(0.01) for _ in range(3)], n_jobs=1)
+    sweeps.run_jobs([delayed(time.sleep)(pause) for pause in (0.01, 0.05, 0.01)], n_jobs=1)
     sweeps.run_jobs([delayed(pow)(2, 3)], n_jobs=1)
     first, second = (json.loads(line) for line in log.read_text().splitlines())
     assert first["chapter"] == "notebooks/x/y.md" and first["jobs"] == 3 and first["where"] == "local"
     assert first["run"] == second["run"] == "run-1"
     assert first["caller"].endswith(".test_a_sweep_log_records_each_sweep_with_its_chapter_caller_and_seconds")
-    assert 0.03 <= first["job_seconds"] <= first["seconds"] and second["jobs"] == 1
+    assert 0.07 <= first["job_seconds"] <= first["seconds"] and second["jobs"] == 1
+    assert 0.05 <= first["longest_job_seconds"] < first["job_seconds"] - 0.02  # the 0.05 s job, not the sum
 
 
 def test_every_job_runs_on_one_blas_thread_and_one_torch_thread_and_the_caller_keeps_its_own():
