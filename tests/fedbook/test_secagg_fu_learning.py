@@ -163,6 +163,31 @@ def test_convergence_unlearning_and_exactness_end_to_end(images, design):
     pd.testing.assert_frame_equal(table, experiments.dropout_table(clustered, n_patterns=2_000))  # seeded
 
 
+def test_unlearning_table_is_unlearning_run_in_each_mode(images, design):
+    """Retraining every cluster as its own job, out of order, reports what unlearning one request after another
+    reports: the same clusters, clients, aborted rounds, bytes and accuracies, and the same refusals."""
+    local = LocalSGD(lr=0.05, batch_size=5)
+    _, systems = experiments.convergence(images, design.iloc[[0, -1]], rounds=2, secure=True, local=local,
+                                         random_state=3)  # fmt: skip
+    clustered = systems[design["setting"].iloc[0]]
+    first, second = clustered.clusters_[0][:2]
+    requests = [int(first), int(clustered.clusters_[1][0]), int(second)]  # the third passes cluster 0's cap
+    table = experiments.unlearning_table(systems, requests, n_requests=3, n_jobs=2)
+    timing = ["train seconds", "aggregate seconds"]
+    for name, system in systems.items():
+        for mode in ("sequential", "batch"):
+            events, _ = experiments.unlearning_run(system, requests, mode=mode)
+            expected = experiments.unlearning_summary(events, system, 3)
+            got = table.loc[(name, mode)]
+            for column, value in expected.items():
+                if column not in timing:
+                    assert got[column] == pytest.approx(value, nan_ok=True), (name, mode, column)
+    assert table.loc[(design["setting"].iloc[0], "sequential"), "refused"] == 1
+    assert table.loc[(design["setting"].iloc[0], "batch"), "refused"] == 1
+    assert table.loc[(experiments.GLOBAL, "sequential"), "retrainings"] == 3
+    assert clustered.unlearned_ == []  # the table unlearned copies
+
+
 def test_femnist_clients_are_writers_with_their_own_images():
     femnist = experiments.load_federated_images("FEMNIST", n_clients=10, per_client=30, n_test=200, random_state=0)
     assert femnist.n_clients == 10 and all(1 <= len(u) <= 30 for u in femnist.clients)

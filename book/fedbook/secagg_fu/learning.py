@@ -834,7 +834,7 @@ def unlearning_run(
         ``mode``, ``call``, ``round``, ``vote accuracy``, ``mean cluster accuracy`` during each retraining.
     """
     system = copy.deepcopy(system)
-    calls = [[int(u)] for u in requests] if mode == "sequential" else [[int(u) for u in requests]]
+    calls = _calls(requests, mode)
     events, curves = [], []
     for call, clients in enumerate(calls, start=1):
         try:
@@ -866,7 +866,8 @@ def unlearning_summary(events: pd.DataFrame, system: ClusteredUnlearning, n_requ
         ``retrainings``, ``refused``, ``clients retrained``, ``expected`` (:func:`expected_retrained`),
         ``train seconds``, ``aggregate seconds``, ``MB sent``, ``accuracy after``.
     """
-    done = events[events["refused"] == ""]
+    columns = ["clusters retrained", "clients retrained", "train seconds", "aggregate seconds", "MB sent", "accuracy"]
+    done = events[events["refused"] == ""].reindex(columns=columns)  # a refused batch has no such column
     mode = str(events["mode"].iloc[0])
     return {
         "retrainings": int(done["clusters retrained"].sum()),
@@ -886,72 +887,68 @@ def _retraining_key(system: ClusteredUnlearning, cluster: int) -> tuple:
     return int(cluster), int(system.generation_[cluster]), tuple(system.members_[cluster].tolist())
 
 
-def _sequence_then_batch(system: ClusteredUnlearning, requests) -> tuple[pd.DataFrame, pd.DataFrame]:
-    """The ``events`` of :func:`unlearning_run` in both modes; the batch reuses the retrainings of the sequence.
+def _calls(requests, mode: str) -> list[list[int]]:
+    """The ``clients`` of each unlearning call: one call per request, or one for all of them."""
+    return [[int(u)] for u in requests] if mode == "sequential" else [[int(u) for u in requests]]
 
-    Retraining a cluster from scratch is deterministic: the same clients, from the same generation's seed, give the
-    same model bit for bit (the exactness of :class:`ClusteredUnlearning`). A cluster that loses a single client to
-    the batch and lost that client first in the sequence is therefore the model the sequence retrained then, and is
-    not trained again; the batch's other clusters are. Both tables of events equal those of :func:`unlearning_run`
-    but for the seconds (a cluster taken from the sequence brings the seconds of its retraining there).
+
+def _fresh_models(system: ClusteredUnlearning, calls) -> dict[tuple, object]:
+    """The untrained cluster trainers that ``calls`` re-initialise, by :func:`_retraining_key`.
+
+    The calls remove their clients from a copy of ``system`` without retraining (``retrain=False``): which clusters
+    a call hits, and whether Requirement 4 refuses it, depend on the clients only, never on the cluster models.
     """
-    sequence, retrained, events = copy.deepcopy(system), {}, []
-    for call, client in enumerate(requests, start=1):
-        clients = [int(client)]
+    system, fresh = copy.deepcopy(system), {}
+    for clients in calls:
         try:
-            report = sequence.unlearn(clients=clients)
-        except UnlearningCapacityError as exc:
-            events.append({"mode": "sequential", "call": call, "clients": clients, "refused": str(exc)})
+            removed = system.unlearn(clients=clients, retrain=False)
+        except UnlearningCapacityError:
             continue
-        events.append({"mode": "sequential", "call": call, "clients": clients, "refused": "", **report_row(report)})
-        retrained.update({_retraining_key(sequence, i): sequence.trainers_[i] for i in report.details["clusters"]})
-    batch, clients = copy.deepcopy(system), [int(u) for u in requests]
-    try:
-        removed = batch.unlearn(clients=clients, retrain=False)  # removes them and re-initialises their clusters
-    except UnlearningCapacityError as exc:
-        refused = {"mode": "batch", "call": 1, "clients": clients, "refused": str(exc)}
-        return pd.DataFrame(events), pd.DataFrame([refused])
-    clusters = removed.details["clusters"]
-    for i in clusters:
-        key = _retraining_key(batch, i)
-        if key in retrained:
-            batch.trainers_[i] = retrained[key]
-        else:
-            batch.trainers_[i].run(batch.rounds)
-    records = [record for i in clusters for record in batch.trainers_[i].history_]
-    report = dataclasses.replace(  # what batch.unlearn(clients=clients) reports (ClusteredUnlearning's Notes)
-        removed,
-        server_refit=True,
-        rounds=batch.rounds,
-        client_seconds=float(sum(r.train_seconds for r in records)),
-        aggregation_seconds=float(sum(r.aggregate_seconds for r in records)),
-        bytes_sent=int(sum(r.bytes_sent for r in records)),
-        details={
-            "clusters": clusters,
-            "n_clients_retrained": removed.details["n_clients_retrained"],
-            "aborted_rounds": int(sum(r.aborted for r in records)),
-            "accuracy": None if removed.details["accuracy"] is None else batch.evaluate()["vote accuracy"],
-            "curve": [],
-            "retrain": True,
-        },
-    )
-    row = {"mode": "batch", "call": 1, "clients": clients, "refused": "", **report_row(report)}
-    return pd.DataFrame(events), pd.DataFrame([row])
+        fresh.update({_retraining_key(system, i): system.trainers_[i] for i in removed.details["clusters"]})
+    return fresh
 
 
-def _unlearning_rows(name, system, requests, n_requests) -> list[dict]:
-    return [
-        {"setting": name, "mode": events["mode"].iloc[0], "k": system.cluster_size, "s": system.n_clusters,
-         **unlearning_summary(events, system, n_requests)}
-        for events in _sequence_then_batch(system, requests)
-    ]  # fmt: skip
+def _retrain(trainer, rounds: int):
+    """One job of :func:`unlearning_table`: train a re-initialised cluster model from scratch."""
+    return trainer.run(rounds)
 
 
-def _unlearning_work(system: ClusteredUnlearning, n_requests: int) -> float:
-    """Rough cost of :func:`_unlearning_rows`: clients retrained in both modes, more with secure aggregation."""
-    sizes = [c.size for c in system.clusters_]
-    clients = sum(expected_retrained(sizes, n_requests, mode) for mode in ("sequential", "batch"))
-    return clients * (1.0 + (_SECURE_WORK if system.secure else 0.0))
+def _replayed_events(system: ClusteredUnlearning, calls, mode: str, retrained: dict) -> pd.DataFrame:
+    """The ``events`` of :func:`unlearning_run`, with each retrained cluster model taken from ``retrained``.
+
+    Each call removes its clients from a copy of ``system`` without retraining, puts in the models its clusters
+    retrain to (the same clients from the same generation's seed give the same model bit for bit: the exactness of
+    :class:`ClusteredUnlearning`), and reports what ``system.unlearn(clients=...)`` reports (its class Notes).
+    """
+    system, events = copy.deepcopy(system), []
+    for call, clients in enumerate(calls, start=1):
+        try:
+            removed = system.unlearn(clients=clients, retrain=False)
+        except UnlearningCapacityError as exc:
+            events.append({"mode": mode, "call": call, "clients": clients, "refused": str(exc)})
+            continue
+        clusters = removed.details["clusters"]
+        for i in clusters:
+            system.trainers_[i] = retrained[_retraining_key(system, i)]
+        records = [record for i in clusters for record in system.trainers_[i].history_]
+        report = dataclasses.replace(
+            removed,
+            server_refit=True,
+            rounds=system.rounds,
+            client_seconds=float(sum(r.train_seconds for r in records)),
+            aggregation_seconds=float(sum(r.aggregate_seconds for r in records)),
+            bytes_sent=int(sum(r.bytes_sent for r in records)),
+            details={
+                "clusters": clusters,
+                "n_clients_retrained": removed.details["n_clients_retrained"],
+                "aborted_rounds": int(sum(r.aborted for r in records)),
+                "accuracy": None if removed.details["accuracy"] is None else system.evaluate()["vote accuracy"],
+                "curve": [],
+                "retrain": True,
+            },
+        )
+        events.append({"mode": mode, "call": call, "clients": clients, "refused": "", **report_row(report)})
+    return pd.DataFrame(events)
 
 
 def unlearning_table(
@@ -968,7 +965,7 @@ def unlearning_table(
     n_requests : int
         ``τ`` (the length of ``requests``).
     n_jobs : int, default=1
-        joblib processes, one system each; the table does not depend on it (its seconds do).
+        joblib processes, one retraining of one cluster each; the table does not depend on it (its seconds do).
 
     Returns
     -------
@@ -977,18 +974,35 @@ def unlearning_table(
 
     Notes
     -----
-    Each system's batch runs after its sequence, in the same process, and takes from it the clusters both retrain
-    alike (the same clients from the same seed, so the same model): the table is that of
-    :func:`unlearning_run` in each mode, and for the batch's reused clusters ``train seconds`` and ``aggregate
-    seconds`` are those of their retraining in the sequence.
+    Every retraining from scratch is its own job. Which clusters each call retrains, and from which clients, is
+    known before any of them is trained (:func:`_fresh_models`), and a retraining depends only on its cluster's
+    clients and generation: the sequence's eighth retraining of global FedAvg does not wait for its first seven, so
+    the cell is as long as its longest retraining on enough workers, not as long as a setting's whole sequence.
+    The table is that of :func:`unlearning_run` in each mode. A retraining that both modes need (a cluster that
+    loses a single client to the batch and lost that client first in the sequence) runs once, and its ``train
+    seconds`` and ``aggregate seconds`` count in both rows.
     """
-    rows = run_jobs(
-        [delayed(_unlearning_rows)(name, system, requests, n_requests) for name, system in systems.items()],
+    fresh = {}
+    for name, system in systems.items():
+        for mode in ("sequential", "batch"):
+            fresh.update({(name, *key): model for key, model in _fresh_models(system, _calls(requests, mode)).items()})
+    keys = list(fresh)
+    secure = {name: 1.0 + (_SECURE_WORK if system.secure else 0.0) for name, system in systems.items()}
+    trained = run_jobs(
+        [delayed(_retrain)(fresh[key], systems[key[0]].rounds) for key in keys],
         n_jobs=n_jobs,
-        cost=[_unlearning_work(system, n_requests) for system in systems.values()],
+        cost=[len(key[3]) * secure[key[0]] for key in keys],
         desc="unlearning",
     )
-    return pd.DataFrame([row for pair in rows for row in pair]).set_index(["setting", "mode"])
+    retrained = dict(zip(keys, trained, strict=True))
+    rows = []
+    for name, system in systems.items():
+        mine = {key[1:]: model for key, model in retrained.items() if key[0] == name}
+        for mode in ("sequential", "batch"):
+            events = _replayed_events(system, _calls(requests, mode), mode, mine)
+            rows.append({"setting": name, "mode": mode, "k": system.cluster_size, "s": system.n_clusters,
+                         **unlearning_summary(events, system, n_requests)})  # fmt: skip
+    return pd.DataFrame(rows).set_index(["setting", "mode"])
 
 
 def figure89_verdict(replicates: pd.DataFrame) -> pd.DataFrame:
