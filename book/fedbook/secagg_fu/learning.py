@@ -833,14 +833,10 @@ def unlearning_run(
     curves : pandas.DataFrame
         ``mode``, ``call``, ``round``, ``vote accuracy``, ``mean cluster accuracy`` during each retraining.
     """
-    system = copy.deepcopy(system)
-    calls = _calls(requests, mode)
     events, curves = [], []
-    for call, clients in enumerate(calls, start=1):
-        try:
-            report = system.unlearn(clients=clients)
-        except UnlearningCapacityError as exc:
-            events.append({"mode": mode, "call": call, "clients": clients, "refused": str(exc)})
+    for call, clients, report, _ in _unlearning_calls(system, _calls(requests, mode), retrain=True):
+        if isinstance(report, UnlearningCapacityError):
+            events.append({"mode": mode, "call": call, "clients": clients, "refused": str(report)})
             continue
         events.append({"mode": mode, "call": call, "clients": clients, "refused": "", **report_row(report)})
         for point in report.details["curve"]:
@@ -892,20 +888,32 @@ def _calls(requests, mode: str) -> list[list[int]]:
     return [[int(u)] for u in requests] if mode == "sequential" else [[int(u) for u in requests]]
 
 
+def _unlearning_calls(system: ClusteredUnlearning, calls, *, retrain: bool):
+    """Unlearn each call's clients in turn from a copy of ``system``: ``(call, clients, report, the copy)``.
+
+    A call that Requirement 4 refuses changes nothing; its ``report`` is the :class:`UnlearningCapacityError`.
+    """
+    system = copy.deepcopy(system)
+    for call, clients in enumerate(calls, start=1):
+        try:
+            report = system.unlearn(clients=clients, retrain=retrain)
+        except UnlearningCapacityError as exc:
+            report = exc
+        yield call, clients, report, system
+
+
 def _fresh_models(system: ClusteredUnlearning, calls) -> dict[tuple, object]:
     """The untrained cluster trainers that ``calls`` re-initialise, by :func:`_retraining_key`.
 
     The calls remove their clients from a copy of ``system`` without retraining (``retrain=False``): which clusters
     a call hits, and whether Requirement 4 refuses it, depend on the clients only, never on the cluster models.
     """
-    system, fresh = copy.deepcopy(system), {}
-    for clients in calls:
-        try:
-            removed = system.unlearn(clients=clients, retrain=False)
-        except UnlearningCapacityError:
-            continue
-        fresh.update({_retraining_key(system, i): system.trainers_[i] for i in removed.details["clusters"]})
-    return fresh
+    return {
+        _retraining_key(copied, i): copied.trainers_[i]
+        for _, _, removed, copied in _unlearning_calls(system, calls, retrain=False)
+        if not isinstance(removed, UnlearningCapacityError)
+        for i in removed.details["clusters"]
+    }
 
 
 def _retrain(trainer, rounds: int):
@@ -920,21 +928,19 @@ def _replayed_events(system: ClusteredUnlearning, calls, mode: str, retrained: d
     retrain to (the same clients from the same generation's seed give the same model bit for bit: the exactness of
     :class:`ClusteredUnlearning`), and reports what ``system.unlearn(clients=...)`` reports (its class Notes).
     """
-    system, events = copy.deepcopy(system), []
-    for call, clients in enumerate(calls, start=1):
-        try:
-            removed = system.unlearn(clients=clients, retrain=False)
-        except UnlearningCapacityError as exc:
-            events.append({"mode": mode, "call": call, "clients": clients, "refused": str(exc)})
+    events = []
+    for call, clients, removed, copied in _unlearning_calls(system, calls, retrain=False):
+        if isinstance(removed, UnlearningCapacityError):
+            events.append({"mode": mode, "call": call, "clients": clients, "refused": str(removed)})
             continue
         clusters = removed.details["clusters"]
         for i in clusters:
-            system.trainers_[i] = retrained[_retraining_key(system, i)]
-        records = [record for i in clusters for record in system.trainers_[i].history_]
+            copied.trainers_[i] = retrained[_retraining_key(copied, i)]
+        records = [record for i in clusters for record in copied.trainers_[i].history_]
         report = dataclasses.replace(
             removed,
             server_refit=True,
-            rounds=system.rounds,
+            rounds=copied.rounds,
             client_seconds=float(sum(r.train_seconds for r in records)),
             aggregation_seconds=float(sum(r.aggregate_seconds for r in records)),
             bytes_sent=int(sum(r.bytes_sent for r in records)),
@@ -942,7 +948,7 @@ def _replayed_events(system: ClusteredUnlearning, calls, mode: str, retrained: d
                 "clusters": clusters,
                 "n_clients_retrained": removed.details["n_clients_retrained"],
                 "aborted_rounds": int(sum(r.aborted for r in records)),
-                "accuracy": None if removed.details["accuracy"] is None else system.evaluate()["vote accuracy"],
+                "accuracy": None if removed.details["accuracy"] is None else copied.evaluate()["vote accuracy"],
                 "curve": [],
                 "retrain": True,
             },
