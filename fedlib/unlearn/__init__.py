@@ -37,6 +37,7 @@ package works on the core install.
 
 import importlib
 
+from fedlib._optional import import_optional
 from fedlib.unlearn._audit import AuditResult, audit_seeding_unlearning, shortcut_unlearn_kmeans_plusplus
 from fedlib.unlearn._capacity import (
     f_batch_capacity,
@@ -117,6 +118,9 @@ _NEEDS_TORCH = {
 
 def __getattr__(name: str):
     if name in _NEEDS_TORCH:
+        # Checked first, so the core install gets the MissingDependencyError naming the extra, not a bare
+        # ModuleNotFoundError from the module's own ``import torch``.
+        import_optional("torch", "learn", feature=f"fedlib.unlearn.{name}")
         return getattr(importlib.import_module(f"fedlib.unlearn.{_NEEDS_TORCH[name]}"), name)
     raise AttributeError(f"module 'fedlib.unlearn' has no attribute {name!r}")
 
