@@ -83,9 +83,14 @@ $(LABSTAMP): requirements-lab.txt constraints.txt $(STAMP)
 	$(PY) -m pip install --quiet --disable-pip-version-check -r requirements-lab.txt -c constraints.txt
 	@touch $@
 
+# JupyterLab refuses to run as root (containers, CI, many lab machines) unless told --allow-root: given when root.
+# LAB_ARGS passes more options, e.g. make lab LAB_ARGS="--no-browser --ip=127.0.0.1 --port=8899" on a headless machine.
+LAB_ARGS ?=
+LAB_ROOT := $(if $(filter 0,$(shell id -u)),--allow-root)
 lab: $(LABSTAMP) $(LABS)
 	$(PY) tools/exercises.py strip _build/$(SCALE)/student-labs $(LABS)
-	$(VENV)/bin/jupyter lab _build/$(SCALE)/student-labs
+	@$(if $(LAB_ROOT),echo "make lab: running as root (JupyterLab refuses root without it): --allow-root")
+	$(VENV)/bin/jupyter lab $(LAB_ROOT) $(LAB_ARGS) _build/$(SCALE)/student-labs
 
 # Rerun one chapter, always: make chapter CHAPTER=notebooks/foundations/kmeans.md SCALE=paper SEED=1
 chapter: $(STAMP) $(CLUSTER)

@@ -12,9 +12,11 @@ from __future__ import annotations
 import html
 import json
 import re
+import subprocess
 import sys
 
 import pytest
+import yaml
 
 from .conftest import ROOT, SCALE, chapters, make
 
@@ -174,3 +176,20 @@ def test_student_pages_in_chromium_show_exercises_and_no_solution(student_dir, h
         assert instructor_dom.count('class="solution') >= 2, page
         assert layout_report(student_dom)["problems"] == [], page
         assert "(student edition)" in student_dom and "(student edition)" not in instructor_dom
+
+
+def test_the_pages_workflow_assembles_one_site_from_what_ci_built(tmp_path, student_dir, html_dir):
+    """The publishing workflow's own assembly step, run on CI's build: both editions where the README says."""
+    steps = yaml.safe_load((ROOT / ".github" / "workflows" / "book.yml").read_text())["jobs"]["build"]["steps"]
+    assembly = [s["run"] for s in steps if "site/student" in s.get("run", "")]
+    assert len(assembly) == 1, "one step puts both editions into one site"
+    (tmp_path / "_build").symlink_to(ROOT / "_build")
+    run = subprocess.run(
+        ["bash", "-euo", "pipefail", "-c", assembly[0]],
+        cwd=tmp_path, env={"PATH": "/usr/bin:/bin", "SCALE": SCALE}, capture_output=True, text=True,
+    )  # fmt: skip
+    assert run.returncode == 0, run.stderr
+    site = tmp_path / "site"
+    assert (site / ".nojekyll").is_file()
+    assert (site / "index.html").read_bytes() == (html_dir / "index.html").read_bytes()
+    assert (site / "student" / "index.html").read_bytes() == (student_dir / "index.html").read_bytes()
