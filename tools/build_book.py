@@ -4,8 +4,9 @@
 
 Copies ``_config.yml``, ``_toc.yml`` and ``book/`` beside the executed chapters in
 ``_build/<scale>/src`` (keeping modification times, so Sphinx rebuilds only what
-changed), with the library source for ``{literalinclude}``, and runs
-``jupyter-book build -W -n --keep-going``. The HTML lands in ``_build/<scale>/_build/html``.
+changed), with the library source for ``{literalinclude}`` and each recipe of "Using fedlib" as the
+script its page links with ``{download}`` (``tools/recipes.py``: ``notebooks/using/<name>.py`` beside
+``<name>.ipynb``), and runs ``jupyter-book build -W -n --keep-going``. The HTML lands in ``_build/<scale>/_build/html``.
 
 The student edition is staged from the same executed notebooks into ``_build/<scale>/student/src`` with
 every solution removed (``tools/exercises.py``: the solution blocks, cells tagged ``solution``, and the
@@ -27,6 +28,7 @@ import yaml
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 from exercises import strip_solutions
+from recipes import RECIPES, script
 
 ROOT = Path(__file__).resolve().parents[1]
 
@@ -66,6 +68,7 @@ def stage(scale: str) -> Path:
     shutil.copytree(
         ROOT / "fedlib", src / "fedlib", copy_function=shutil.copy2, ignore=shutil.ignore_patterns("__pycache__")
     )
+    stage_recipes(src)
     missing = [
         f
         for f in toc_files(ROOT / "_toc.yml")
@@ -74,6 +77,27 @@ def stage(scale: str) -> Path:
     if missing:
         sys.exit(f"chapters not executed for scale={scale!r}: {missing}; run `make book SCALE={scale}`.")
     return src
+
+
+def stage_recipes(src: Path) -> list[Path]:
+    """Write each recipe's script (default parameters) beside it in ``src``, for its page's ``{download}`` link.
+
+    A script is rewritten only when it changed, so Sphinx copies it again only then; a script left by a recipe
+    that no longer exists is removed. Sphinx copies each linked script to ``_downloads/<hash>/<name>.py``.
+    """
+    written = []
+    for recipe in RECIPES:
+        target = src / recipe.relative_to(ROOT).with_suffix(".py")
+        target.parent.mkdir(parents=True, exist_ok=True)
+        text = script(recipe)
+        if not target.exists() or target.read_text() != text:
+            target.write_text(text)
+        written.append(target)
+    for folder in {recipe.parent for recipe in RECIPES}:
+        for stale in (src / folder.relative_to(ROOT)).glob("*.py"):
+            if stale not in written:
+                stale.unlink()
+    return written
 
 
 def stage_student(src: Path) -> Path:
