@@ -63,6 +63,7 @@ def balanced_masks(
 
     Examples
     --------
+    >>> from fedlib.audit import balanced_masks
     >>> masks = balanced_masks(5, 4, random_state=0)
     >>> masks.shape, masks.sum(axis=0).tolist()
     ((4, 5), [2, 2, 2, 2, 2])
@@ -93,6 +94,14 @@ class ShadowScores:
         The attack statistic of candidate ``i`` under shadow ``j``.
     inside : ndarray of bool, shape (n_shadows, n_candidates)
         Whether shadow ``j`` trained on candidate ``i``.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from fedlib.audit import ShadowScores
+    >>> shadows = ShadowScores(np.array([[3.0, 0.1], [0.0, 2.9]]), np.array([[True, False], [False, True]]))
+    >>> shadows.n_shadows, shadows.scores[shadows.inside].tolist()  # each candidate's "in" statistic
+    (2, [3.0, 2.9])
     """
 
     scores: np.ndarray
@@ -148,6 +157,8 @@ def run_shadows(
 
     Examples
     --------
+    >>> import numpy as np
+    >>> from fedlib.audit import run_shadows
     >>> def train_and_score(mask, seed):  # a "model" that remembers its members exactly
     ...     return mask + np.random.default_rng(seed).normal(0, 0.1, mask.size)
     >>> shadows = run_shadows(train_and_score, 6, 4, random_state=0)
@@ -227,6 +238,8 @@ def lira_scores(target, shadows: ShadowScores, *, online: bool = True, fix_varia
 
     Examples
     --------
+    >>> import numpy as np
+    >>> from fedlib.audit import ShadowScores, lira_scores
     >>> shadows = ShadowScores(np.array([[3.0, 0.1], [0.0, 2.9], [3.1, 0.0], [0.1, 3.0]]),
     ...                        np.array([[True, False], [False, True], [True, False], [False, True]]))
     >>> (lira_scores([3.0, 0.0], shadows) > 0).tolist()
@@ -266,6 +279,8 @@ def loss_attack(losses, is_member, **metrics) -> AttackResult:
 
     Examples
     --------
+    >>> import numpy as np
+    >>> from fedlib.audit import loss_attack
     >>> result = loss_attack([0.1, 0.2, 2.0, 3.0], np.array([True, True, False, False]), n_bootstrap=0)
     >>> result.auc
     1.0
@@ -301,6 +316,8 @@ def lira_attack(
 
     Examples
     --------
+    >>> import numpy as np
+    >>> from fedlib.audit import lira_attack, run_shadows
     >>> def train_and_score(mask, seed):
     ...     return 2.0 * mask + np.random.default_rng(seed).normal(0, 0.5, mask.size)
     >>> shadows = run_shadows(train_and_score, 200, 16, random_state=0)

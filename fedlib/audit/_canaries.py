@@ -33,6 +33,19 @@ class Canaries:
         The canary each point belongs to (``0 .. n_canaries − 1``).
     true_y : ndarray of int64 or None, shape (n_canaries,)
         The correct label of each classifier canary.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from fedlib.audit import mislabeled_canaries
+    >>> X, y = np.arange(20.0).reshape(10, 2), np.arange(10) % 3
+    >>> canaries = mislabeled_canaries(X, y, 3, repeats=2, random_state=0)
+    >>> canaries.n_canaries, canaries.group.tolist()
+    (3, [0, 0, 1, 1, 2, 2])
+    >>> canaries.y.tolist(), canaries.true_y.tolist()  # the planted labels, and the true ones
+    ([0, 0, 1, 1, 1, 1], [2, 0, 0])
+    >>> canaries.X[canaries.points([2])].tolist()
+    [[12.0, 13.0], [12.0, 13.0]]
     """
 
     X: np.ndarray
@@ -60,6 +73,8 @@ class Canaries:
 
         Examples
         --------
+        >>> import numpy as np
+        >>> from fedlib.audit import Canaries
         >>> c = Canaries(np.zeros((6, 1)), None, np.array([0, 0, 1, 1, 2, 2]))
         >>> c.points([True, False, True]).tolist(), c.points([1]).tolist()
         ([0, 1, 4, 5], [2, 3])
@@ -112,6 +127,8 @@ def mislabeled_canaries(
 
     Examples
     --------
+    >>> import numpy as np
+    >>> from fedlib.audit import mislabeled_canaries
     >>> X, y = np.arange(20.0).reshape(10, 2), np.arange(10) % 3
     >>> c = mislabeled_canaries(X, y, 4, repeats=2, random_state=0)
     >>> c.X.shape, c.n_canaries, bool((c.y != np.repeat(c.true_y, 2)).all())
@@ -178,6 +195,8 @@ def outlier_canaries(
 
     Examples
     --------
+    >>> import numpy as np
+    >>> from fedlib.audit import outlier_canaries
     >>> X = np.random.default_rng(0).normal(size=(100, 3))
     >>> c = outlier_canaries(X, 4, group_size=3, random_state=0)
     >>> c.X.shape, c.group.tolist()[:6]

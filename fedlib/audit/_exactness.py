@@ -60,6 +60,7 @@ class BitwiseCheck:
 
     Examples
     --------
+    >>> from fedlib.audit import BitwiseCheck
     >>> check = BitwiseCheck("MUFC", False, 3, 1.0, ("aggregate counts",))
     >>> str(check)
     'MUFC: differs in aggregate counts (3 arrays, max |difference| 1)'
@@ -131,6 +132,8 @@ def check_bitwise(estimator, *, clients=None, samples=None) -> BitwiseCheck:
 
     Examples
     --------
+    >>> import numpy as np
+    >>> from fedlib.audit import check_bitwise
     >>> from fedlib.unlearn import KMeansPlusPlus
     >>> X = np.array([[0.0], [0.1], [5.0], [5.1], [9.0], [9.1]])
     >>> seeding = KMeansPlusPlus(3, random_state=0).fit(X)
@@ -220,6 +223,8 @@ def model_distance(a, b) -> float:
 
     Examples
     --------
+    >>> import numpy as np
+    >>> from fedlib.audit import model_distance
     >>> model_distance({"params": np.array([3.0, 4.0])}, {"params": np.array([3.0, 0.0])})
     1.3333333333333333
     """
@@ -267,6 +272,21 @@ class ExactnessTest:
         The statistic of each model that forgot (a tuple of values; real vectors as rows of an array).
     retrained : tuple or ndarray of shape (n_runs, d)
         The statistic of each model retrained on the remaining data.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from fedlib.audit import exactness_test
+    >>> from fedlib.unlearn import KMeansPlusPlus
+    >>> X = np.array([[0.0], [0.05], [1.65], [2.05], [3.05], [4.9]])
+    >>> def centres(model):
+    ...     return np.sort(model.cluster_centers_.ravel())
+    >>> result = exactness_test(lambda seed: KMeansPlusPlus(2, random_state=seed), X, samples=[0],
+    ...                         statistic=centres, n_runs=50, random_state=0)
+    >>> result.test, result.unlearned.shape, bool(result.pvalue > 0.01)
+    ('energy permutation', (50, 2), True)
+    >>> print(result)
+    energy permutation: statistic 0.07655, p = 0.346 (50 runs per sample)
     """
 
     test: str
@@ -348,6 +368,8 @@ def exactness_test(
     --------
     Forgetting a point from a K-means++ seeding (MUFC Alg. 3) against seeding the rest, by the seeds' positions:
 
+    >>> import numpy as np
+    >>> from fedlib.audit import exactness_test
     >>> from fedlib.unlearn import KMeansPlusPlus
     >>> X = np.array([[0.0], [0.05], [1.65], [2.05], [3.05], [4.9]])
     >>> result = exactness_test(lambda seed: KMeansPlusPlus(3, random_state=seed), X, samples=[0],

@@ -46,6 +46,19 @@ class AttackResult:
     With ``n_out`` non-members, the smallest false-positive rate that can be told apart from zero is
     ``1/n_out``: below it, "TPR at FPR α" is the share of members scoring above *every* non-member, the
     strictest point of the ROC curve (:attr:`resolved` says whether ``α`` is resolved).
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from fedlib.audit import membership_metrics
+    >>> is_member = np.array([True, True, True, False, False, False])
+    >>> result = membership_metrics([3.0, 2.0, 0.8, 1.0, 0.5, 0.0], is_member, attack="toy", n_bootstrap=0)
+    >>> round(result.auc, 3), {fpr: round(tpr, 3) for fpr, tpr in result.tpr.items()}
+    (0.889, {0.001: 0.667, 0.01: 0.667})
+    >>> result.resolved(0.01), result.resolved(0.5)  # three non-members resolve no FPR below 1/3
+    (False, True)
+    >>> result.as_row()["members"], result.as_row()["non-members"]
+    (3, 3)
     """
 
     attack: str
@@ -221,6 +234,8 @@ def membership_metrics(
 
     Examples
     --------
+    >>> import numpy as np
+    >>> from fedlib.audit import membership_metrics
     >>> rng = np.random.default_rng(0)
     >>> is_member = np.arange(400) < 200
     >>> separated = membership_metrics(is_member + rng.normal(0, 0.5, 400), is_member, random_state=0)
@@ -278,6 +293,18 @@ class AUCGap:
         Its percentile bootstrap interval (members and non-members resampled once for both attacks).
     confidence : float
         The interval's level.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from fedlib.audit import auc_gap, membership_metrics
+    >>> rng = np.random.default_rng(0)
+    >>> is_member = np.arange(200) < 100
+    >>> unlearned = membership_metrics(is_member + rng.normal(0, 1, 200), is_member, n_bootstrap=0)
+    >>> retrained = membership_metrics(rng.normal(0, 1, 200), is_member, n_bootstrap=0)
+    >>> gap = auc_gap(unlearned, retrained, random_state=0)
+    >>> round(gap.gap, 2), gap.confidence, gap.excludes_zero()  # the attack still sees the members
+    (0.34, 0.95, True)
     """
 
     gap: float
@@ -336,6 +363,8 @@ def auc_gap(
 
     Examples
     --------
+    >>> import numpy as np
+    >>> from fedlib.audit import auc_gap, membership_metrics
     >>> rng = np.random.default_rng(0)
     >>> is_member = np.arange(200) < 100
     >>> same = rng.normal(size=200)

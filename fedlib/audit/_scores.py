@@ -43,6 +43,7 @@ def cross_entropy(logits, y) -> np.ndarray:
 
     Examples
     --------
+    >>> from fedlib.audit import cross_entropy
     >>> cross_entropy([[0.0, 0.0], [2.0, 0.0]], [0, 0]).round(3).tolist()
     [0.693, 0.127]
     """
@@ -76,6 +77,8 @@ def logit_confidence(logits, y) -> np.ndarray:
 
     Examples
     --------
+    >>> import numpy as np
+    >>> from fedlib.audit import logit_confidence
     >>> p = np.array([0.9, 0.1])
     >>> float(logit_confidence(np.log(p)[None], [0]).round(6)[0]) == round(float(np.log(0.9 / 0.1)), 6)
     True
@@ -127,6 +130,7 @@ def nearest_center_distances(X, centers, *, groups=None) -> np.ndarray:
 
     Examples
     --------
+    >>> from fedlib.audit import nearest_center_distances
     >>> nearest_center_distances([[0.0], [3.0], [10.0]], [[0.0], [4.0]]).tolist()
     [0.0, 1.0, 36.0]
     >>> nearest_center_distances([[0.0], [3.0], [10.0]], [[0.0], [4.0]], groups=[0, 0, 1]).tolist()
@@ -167,6 +171,7 @@ def nearest_center_scores(X, centers, *, groups=None) -> np.ndarray:
 
     Examples
     --------
+    >>> from fedlib.audit import nearest_center_scores
     >>> nearest_center_scores([[1.0], [10.0]], [[0.0]]).round(3).tolist()
     [-0.0, -4.605]
     """

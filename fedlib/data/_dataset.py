@@ -38,6 +38,8 @@ class Dataset:
 
     Examples
     --------
+    >>> import numpy as np
+    >>> from fedlib.data import Dataset
     >>> ds = Dataset("toy", np.zeros((3, 2)), np.array([0, 0, 1]), 2, "hand-made")
     >>> ds
     Dataset('toy', n_samples=3, n_features=2, n_clusters=2, real)

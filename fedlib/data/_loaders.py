@@ -243,6 +243,7 @@ def available() -> list[str]:
 
     Examples
     --------
+    >>> from fedlib.data import available
     >>> "celltype" in available(), "gaussian" in available()
     (True, True)
     """
@@ -275,6 +276,18 @@ def load(name: str, *, random_state: SeedLike = None) -> Dataset:
         The file is in neither the mirror nor the cache and cannot be fetched.
     ChecksumError
         A copy was found but its SHA-256 is not the registered one.
+
+    Examples
+    --------
+    The generated datasets need no file:
+
+    >>> import numpy as np
+    >>> from fedlib.data import load
+    >>> ds = load("gaussian", random_state=0)
+    >>> ds
+    Dataset('Gaussian', n_samples=30000, n_features=10, n_clusters=10, real)
+    >>> np.bincount(ds.y).tolist() == [3000] * 10
+    True
     """
     key = name.lower()
     if key in _LOADERS:
@@ -315,6 +328,25 @@ def load_or_standin(name: str, *, random_state: SeedLike = None) -> Dataset:
     -----
     RuntimeWarning
         When a stand-in replaces the real data.
+
+    Examples
+    --------
+    With an empty mirror and cache and downloads off, Celltype is replaced by a stand-in of its published shape:
+
+    >>> import os
+    >>> import tempfile
+    >>> import warnings
+    >>> from unittest import mock
+    >>> from fedlib.data import load_or_standin
+    >>> with tempfile.TemporaryDirectory() as empty, mock.patch.dict(
+    ...     os.environ, {"FEDLIB_DATA_MIRROR": empty, "FEDLIB_CACHE": empty, "FEDLIB_OFFLINE": "1"}
+    ... ), warnings.catch_warnings(record=True) as caught:
+    ...     warnings.simplefilter("always")
+    ...     ds = load_or_standin("celltype", random_state=0)
+    >>> ds
+    Dataset('Celltype (stand-in)', n_samples=12009, n_features=10, n_clusters=4, stand-in)
+    >>> ds.is_standin, caught[0].category.__name__
+    (True, 'RuntimeWarning')
     """
     try:
         return load(name, random_state=random_state)
@@ -381,6 +413,8 @@ def split_dataset(
 
     Examples
     --------
+    >>> import numpy as np
+    >>> from fedlib.data import Dataset, split_dataset
     >>> ds = Dataset("toy", np.arange(20.0).reshape(10, 2), np.array([0] * 6 + [1] * 4), 2, "hand-made")
     >>> train, test = split_dataset(ds, 0.5, random_state=0)
     >>> train.n_samples, test.n_samples, np.bincount(test.y).tolist()
@@ -464,6 +498,8 @@ def image_array(dataset: Dataset) -> np.ndarray:
 
     Examples
     --------
+    >>> import numpy as np
+    >>> from fedlib.data import Dataset, image_array
     >>> ds = Dataset("toy", np.ones((2, 4)), np.array([0, 1]), 2, "hand-made")
     >>> image_array(ds).shape, image_array(ds).dtype
     ((2, 1, 2, 2), dtype('float32'))

@@ -76,6 +76,8 @@ def make_gaussian_mixture(
 
     Examples
     --------
+    >>> import numpy as np
+    >>> from fedlib.data import make_gaussian_mixture
     >>> ds = make_gaussian_mixture(1000, 20, 4, random_state=0)
     >>> ds.X.shape, np.bincount(ds.y).tolist()
     ((1000, 20), [250, 250, 250, 250])
@@ -194,6 +196,8 @@ def rotated_digit(
     --------
     Sixteen 2×2 "images" of one digit, in four groups of four, group r rotated by r·90°:
 
+    >>> import numpy as np
+    >>> from fedlib.data import Dataset, rotated_digit
     >>> images = np.tile(np.array([[1.0, 0.0], [0.0, 0.0]]), (16, 1, 1))
     >>> digits = Dataset("toy", images.reshape(16, 4), np.zeros(16, dtype=int), 1, "hand-made")
     >>> rotated = rotated_digit(digits, 0, random_state=0)

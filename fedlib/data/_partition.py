@@ -41,6 +41,8 @@ def iid_partition(n_samples: int, n_clients: int, *, random_state: SeedLike = No
 
     Examples
     --------
+    >>> import numpy as np
+    >>> from fedlib.data import iid_partition
     >>> parts = iid_partition(10, 3, random_state=0)
     >>> [len(p) for p in parts], sorted(np.concatenate(parts).tolist()) == list(range(10))
     ([4, 3, 3], True)
@@ -101,6 +103,8 @@ def non_iid_partition(
 
     Examples
     --------
+    >>> import numpy as np
+    >>> from fedlib.data import non_iid_partition
     >>> labels = np.repeat([0, 1, 2, 3], 10)
     >>> parts = non_iid_partition(labels, 4, max_clusters_per_client=2, random_state=0)
     >>> all(len(np.unique(labels[p])) <= 2 for p in parts), sum(len(p) for p in parts)
@@ -206,6 +210,8 @@ def k_prime_partition(labels, n_clients: int, k_prime: int, *, random_state: See
 
     Examples
     --------
+    >>> import numpy as np
+    >>> from fedlib.data import k_prime_partition
     >>> labels = np.repeat([0, 1, 2, 3], 6)
     >>> parts = k_prime_partition(labels, 4, 2, random_state=0)
     >>> [sorted(set(labels[p].tolist())) for p in parts]
@@ -303,6 +309,8 @@ def dirichlet_partition(
 
     Examples
     --------
+    >>> import numpy as np
+    >>> from fedlib.data import dirichlet_partition
     >>> labels = np.repeat([0, 1, 2], 40)
     >>> parts = dirichlet_partition(labels, 4, alpha=0.5, min_size=5, random_state=0)
     >>> sorted(np.concatenate(parts).tolist()) == list(range(120)), min(len(p) for p in parts) >= 5
@@ -379,6 +387,7 @@ def partition_by_group(groups) -> list[NDArrayInt]:
 
     Examples
     --------
+    >>> from fedlib.data import partition_by_group
     >>> [p.tolist() for p in partition_by_group(["b", "a", "b"])]
     [[1], [0, 2]]
     """
@@ -445,6 +454,8 @@ def split_by_group(
 
     Examples
     --------
+    >>> import numpy as np
+    >>> from fedlib.data import split_by_group
     >>> groups = np.array([0, 0, 0, 1, 1, 2, 2, 2])
     >>> is_test = np.array([0, 0, 1, 0, 1, 0, 0, 1], dtype=bool)
     >>> rows, clients, test = split_by_group(groups, is_test, 2, max_per_client=1, test_size=5, random_state=0)
@@ -499,6 +510,8 @@ def client_cluster_counts(parts: list[NDArrayInt], labels) -> np.ndarray:
 
     Examples
     --------
+    >>> import numpy as np
+    >>> from fedlib.data import client_cluster_counts
     >>> client_cluster_counts([np.array([0, 1]), np.array([2])], [5, 7, 7]).tolist()
     [[1, 1], [0, 1]]
     """
@@ -536,6 +549,7 @@ def subsample_indices(n_samples: int, max_samples: int | None, *, random_state: 
 
     Examples
     --------
+    >>> from fedlib.data import subsample_indices
     >>> subsample_indices(5, None).tolist(), len(subsample_indices(100, 10, random_state=0))
     ([0, 1, 2, 3, 4], 10)
     """

@@ -43,6 +43,15 @@ def registry() -> dict[str, RegistryEntry]:
     Returns
     -------
     dict of str to RegistryEntry
+
+    Examples
+    --------
+    >>> from fedlib.data import registry
+    >>> files = registry()
+    >>> "tinyshakespeare.txt" in files, files["tinyshakespeare.txt"].bytes
+    (True, 1115394)
+    >>> files["femnist_leaf_niid005_20shards.npz"].url is None  # served by the mirror only
+    True
     """
     override = os.environ.get("FEDLIB_REGISTRY")
     if override:
@@ -162,6 +171,24 @@ def fetch(file: str, *, download: bool = True) -> Path:
         If a copy is found whose SHA-256 is not the registered one.
     DataUnavailableError
         If no copy can be had; the message lists what was tried.
+
+    Examples
+    --------
+    With an empty mirror and cache and downloads disabled, no copy can be had:
+
+    >>> import os
+    >>> import tempfile
+    >>> from unittest import mock
+    >>> from fedlib.data import fetch
+    >>> from fedlib.exceptions import DataUnavailableError
+    >>> with tempfile.TemporaryDirectory() as empty, mock.patch.dict(
+    ...     os.environ, {"FEDLIB_DATA_MIRROR": empty, "FEDLIB_CACHE": empty}
+    ... ):
+    ...     try:
+    ...         fetch("tinyshakespeare.txt", download=False)
+    ...     except DataUnavailableError as error:
+    ...         print(type(error).__name__)
+    DataUnavailableError
     """
     table = registry()
     if file not in table:

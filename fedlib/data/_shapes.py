@@ -46,6 +46,7 @@ class DatasetSpec:
 
     Examples
     --------
+    >>> from fedlib.data import DatasetSpec
     >>> DatasetSpec("toy", 10, 2, 2, None, (6, 4), "nowhere").cluster_sizes
     (6, 4)
     """

@@ -30,6 +30,8 @@ def scale_max_abs(X: np.ndarray) -> np.ndarray:
 
     Examples
     --------
+    >>> import numpy as np
+    >>> from fedlib.data import scale_max_abs
     >>> scale_max_abs(np.array([[2.0, -4.0]])).tolist()
     [[0.5, -1.0]]
     """
@@ -85,6 +87,8 @@ def make_blobs(
 
     Examples
     --------
+    >>> import numpy as np
+    >>> from fedlib.data import make_blobs
     >>> X, y = make_blobs((3, 2), 4, random_state=0)
     >>> X.shape, np.bincount(y).tolist()
     ((5, 4), [3, 2])
@@ -144,6 +148,8 @@ def make_mufc_gaussian(
 
     Examples
     --------
+    >>> import numpy as np
+    >>> from fedlib.data import make_mufc_gaussian
     >>> ds = make_mufc_gaussian(n_clusters=3, n_per_cluster=5, n_features=2, random_state=0)
     >>> ds.X.shape, float(np.abs(ds.X).max())
     ((15, 2), 1.0)
@@ -199,7 +205,9 @@ def make_standin(name: str, *, random_state: SeedLike = None, cluster_std: float
 
     Examples
     --------
-    >>> ds = make_standin("TCGA")
+    >>> import numpy as np
+    >>> from fedlib.data import make_standin
+    >>> ds = make_standin("TCGA", random_state=0)
     >>> ds.name, ds.X.shape, np.bincount(ds.y).tolist()
     ('TCGA (stand-in)', (1904, 57), [735, 503, 390, 276])
     """
@@ -275,6 +283,8 @@ def make_purchase_like(
 
     Examples
     --------
+    >>> import numpy as np
+    >>> from fedlib.data import make_purchase_like
     >>> ds = make_purchase_like(1000, random_state=0)
     >>> ds.name, ds.X.shape, np.unique(ds.X).tolist(), np.bincount(ds.y).tolist() == [10] * 100
     ('Purchase-100 (stand-in)', (1000, 600), [0.0, 1.0], True)

@@ -65,6 +65,7 @@ def text_windows(
 
     Examples
     --------
+    >>> from fedlib.data import text_windows
     >>> X, y = text_windows([3, 1, 4, 1, 5], 3)
     >>> X.tolist(), y.tolist()
     ([[3.0, 1.0, 4.0], [1.0, 4.0, 1.0]], [1, 5])

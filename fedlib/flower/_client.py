@@ -73,10 +73,20 @@ class Partitions:
 
     Examples
     --------
+    >>> import numpy as np
+    >>> from fedlib.flower import Partitions
     >>> X, y = np.zeros((6, 2), np.float32), np.array([0, 1, 0, 1, 0, 1])
     >>> load = Partitions(X, y, [[0, 1, 2], [3, 4, 5]])
     >>> len(load.parts), load.parts[1].tolist()
     (2, [3, 4, 5])
+
+    What node ``partition-id = 1`` of a simulation loads:
+
+    >>> from flwr.app import Context, RecordDict
+    >>> context = Context(run_id=1, node_id=7, node_config={"partition-id": 1}, state=RecordDict(), run_config={})
+    >>> X_node, y_node = load(context)
+    >>> X_node.shape, y_node.tolist()
+    ((3, 2), [1, 0, 1])
     """
 
     def __init__(self, X, y, parts) -> None:
@@ -149,6 +159,20 @@ def client_app(
             return X, y
 
         app = client_app(load_data, "softmax", n_classes=10)
+
+    In a simulation, every node takes its rows of one array (:class:`Partitions`):
+
+    >>> import numpy as np
+    >>> from flwr.clientapp import ClientApp
+    >>> from fedlib.flower import Partitions, client_app
+    >>> X, y = np.zeros((6, 2), np.float32), np.array([0, 1, 0, 1, 0, 1])
+    >>> app = client_app(Partitions(X, y, [[0, 1, 2], [3, 4, 5]]), "softmax", n_classes=2)
+    >>> isinstance(app, ClientApp)
+    True
+    >>> client_app(Partitions(X, y, [[0, 1, 2], [3, 4, 5]]), "softmax")
+    Traceback (most recent call last):
+    ...
+    ValueError: client_app: a model given by name needs n_classes (the server trainer's output units).
     """
     if isinstance(model, str) and n_classes is None:
         raise ValueError("client_app: a model given by name needs n_classes (the server trainer's output units).")

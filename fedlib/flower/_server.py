@@ -105,6 +105,33 @@ class FlowerFederation:
     from their operating system's CSPRNG: ``insecure_seeded_secrets`` of the aggregator, a
     simulation switch, does not reach a real node. The model is the same either way (the sum
     is exact whatever the masks).
+
+    Examples
+    --------
+    In a Flower app's ``server_app.py``, FedAvg over the nodes that run :func:`client_app`::
+
+        from flwr.serverapp import ServerApp
+        from fedlib.flower import FlowerFederation
+        from fedlib.learn import FederatedTrainer
+
+        app = ServerApp()
+
+        @app.main()
+        def main(grid, context):
+            federation = FlowerFederation(grid, n_nodes=10, n_classes=10)
+            trainer = FederatedTrainer("softmax", rounds=3, random_state=0).fit(federation)
+
+    The federation first waits for its nodes; on a grid where none connects:
+
+    >>> from fedlib.flower import FlowerFederation
+    >>> class NoNodes:
+    ...     def get_node_ids(self):
+    ...         return []
+    >>> try:
+    ...     FlowerFederation(NoNodes(), n_nodes=2, n_classes=10, wait=0.0)
+    ... except TimeoutError as error:
+    ...     print(error)
+    0 of 2 Flower nodes connected within 0.0 s.
     """
 
     def __init__(

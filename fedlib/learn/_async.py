@@ -125,6 +125,7 @@ def pareto_training_times(
 
     Examples
     --------
+    >>> from fedlib.learn import pareto_training_times
     >>> t = pareto_training_times(1000, random_state=0)
     >>> bool(t.min() >= 20.0), bool(t.max() <= 50.0)
     (True, True)
@@ -168,6 +169,21 @@ class AsyncRound:
         Wall-clock seconds of the whole aggregation step, training and testing included.
     metric : {"accuracy", "perplexity"}, default="accuracy"
         What ``scores`` measure: higher accuracy or lower perplexity is better.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from fedlib.learn import AsyncFederatedTrainer
+    >>> rng = np.random.default_rng(0)
+    >>> X, y = rng.random((40, 4), dtype=np.float32), rng.integers(0, 2, 40)
+    >>> trainer = AsyncFederatedTrainer(concurrency=3, buffer=2, random_state=0)
+    >>> trainer = trainer.fit(X, y, parts=np.array_split(np.arange(40), 4), training_times=[1.0, 2.0, 3.0, 4.0],
+    ...                       test_data=(X, y), rounds=2)
+    >>> record = trainer.history_[1]
+    >>> record.round_index, record.time, record.clients.tolist(), record.staleness.tolist()
+    (2, 4.0, [3, 0], [1, 0])
+    >>> round(record.best, 2), record.reached(0.5)
+    (0.45, False)
     """
 
     round_index: int
@@ -228,6 +244,17 @@ class StoredUpdates:
         Each client's local update: its trained model minus the model it started from.
     n_samples : ndarray of int64, shape (m,)
         Examples each trained on.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from fedlib.learn import AsyncFederatedTrainer
+    >>> rng = np.random.default_rng(0)
+    >>> X, y = rng.random((40, 4), dtype=np.float32), rng.integers(0, 2, 40)
+    >>> trainer = AsyncFederatedTrainer(concurrency=2, buffer=2, store_updates=1, random_state=0)
+    >>> trainer = trainer.fit(X, y, parts=np.array_split(np.arange(40), 4), cluster_labels=[0, 0, 1, 1], rounds=2)
+    >>> [(s.round_index, s.cluster, s.clients.tolist(), s.updates.shape) for s in trainer.stored_updates_]
+    [(1, 0, [1], (1, 10)), (1, 1, [2], (1, 10)), (2, 0, [0], (1, 10)), (2, 1, [3], (1, 10))]
     """
 
     round_index: int
@@ -340,6 +367,8 @@ class AsyncFederatedTrainer(UnlearningMixin, BaseEstimator):
 
     Examples
     --------
+    >>> import numpy as np
+    >>> from fedlib.learn import AsyncFederatedTrainer
     >>> rng = np.random.default_rng(0)
     >>> X, y = rng.random((80, 6), dtype=np.float32), rng.integers(0, 2, 80)
     >>> trainer = AsyncFederatedTrainer("softmax", concurrency=4, buffer=2, random_state=0)

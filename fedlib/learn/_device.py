@@ -81,6 +81,7 @@ def resolve_device(device) -> torch.device:
 
     Examples
     --------
+    >>> from fedlib.learn import resolve_device
     >>> resolve_device("cpu")
     device(type='cpu')
     >>> resolve_device("auto").type in ("cpu", "cuda")
@@ -166,7 +167,9 @@ class DeviceData:
 
     Examples
     --------
-    >>> import numpy as np, torch
+    >>> import numpy as np
+    >>> import torch
+    >>> from fedlib.learn import DeviceData
     >>> data = DeviceData.reuse(np.zeros((4, 3), dtype=np.float32), torch.device("cpu"))
     >>> data.get() is data.host, DeviceData.reuse(data.host, torch.device("cpu"), [data]) is data
     (True, True)
@@ -252,6 +255,7 @@ def cuda_determinism(device: torch.device) -> Iterator[None]:
     Examples
     --------
     >>> import torch
+    >>> from fedlib.learn import cuda_determinism
     >>> with cuda_determinism(torch.device("cpu")):
     ...     pass
     """

@@ -78,7 +78,8 @@ def predict_logits(
 
     Examples
     --------
-    >>> from fedlib.learn import make_model
+    >>> import numpy as np
+    >>> from fedlib.learn import get_flat, make_model, predict_logits
     >>> model = make_model("softmax", random_state=0)
     >>> two = np.stack([get_flat(model), np.zeros(7850, dtype=np.float32)])
     >>> predict_logits(model, np.zeros((5, 1, 28, 28)), parameters=two).shape
@@ -137,7 +138,8 @@ def predict_proba(
 
     Examples
     --------
-    >>> from fedlib.learn import make_model
+    >>> import numpy as np
+    >>> from fedlib.learn import make_model, predict_proba
     >>> p = predict_proba(make_model("softmax", random_state=0), np.zeros((3, 1, 28, 28)))
     >>> p.shape, bool(np.allclose(p.sum(axis=1), 1.0))
     ((3, 10), True)
@@ -188,7 +190,8 @@ def accuracy(
 
     Examples
     --------
-    >>> from fedlib.learn import make_model, set_flat
+    >>> import numpy as np
+    >>> from fedlib.learn import accuracy, make_model, set_flat
     >>> model = set_flat(make_model("softmax"), np.zeros(7850))  # all logits equal: class 0 wins
     >>> accuracy(model, np.zeros((4, 1, 28, 28)), [0, 0, 1, 2])
     0.5
@@ -256,7 +259,8 @@ def perplexity(
 
     Examples
     --------
-    >>> from fedlib.learn import make_model, set_flat
+    >>> import numpy as np
+    >>> from fedlib.learn import make_model, perplexity, set_flat
     >>> model = set_flat(make_model("softmax", 4, input_shape=(3,)), np.zeros(16))  # uniform over 4 classes
     >>> round(perplexity(model, np.zeros((5, 3)), [0, 1, 2, 3, 0]), 6)
     4.0

@@ -66,6 +66,14 @@ class Aggregated(Protocol):
     Optional attributes a trainer records when present: ``bytes_sent`` and
     ``bytes_received`` (all clients' uploads and downloads, int) and
     ``seconds`` (compute time per phase, dict of str to float).
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from fedlib.learn import Aggregated, PlainSum
+    >>> out = PlainSum().aggregate(np.ones((3, 2)), dropped=[0])
+    >>> isinstance(out, Aggregated), out.total.tolist(), out.summed.tolist()
+    (True, [2.0, 2.0], [1, 2])
     """
 
     total: np.ndarray
@@ -74,7 +82,25 @@ class Aggregated(Protocol):
 
 @runtime_checkable
 class Aggregator(Protocol):
-    """Sums the rows of an update matrix: :class:`PlainSum`, or secure aggregation (``secagg.SecureAggregator``)."""
+    """Sums the rows of an update matrix: :class:`PlainSum`, or secure aggregation (``secagg.SecureAggregator``).
+
+    Examples
+    --------
+    Any object with this ``aggregate`` method is one, e.g. a toy server that keeps the first row only:
+
+    >>> import numpy as np
+    >>> from fedlib.learn import Aggregator, FederatedTrainer, PlainTotal
+    >>> class FirstOnly:
+    ...     def aggregate(self, updates, *, dropped=None, random_state=None):
+    ...         return PlainTotal(total=np.asarray(updates[0], dtype=np.float64), summed=np.array([0]))
+    >>> isinstance(FirstOnly(), Aggregator)
+    True
+    >>> rng = np.random.default_rng(0)
+    >>> X, y = rng.random((30, 4), dtype=np.float32), rng.integers(0, 2, 30)
+    >>> trainer = FederatedTrainer(aggregator=FirstOnly(), random_state=0)
+    >>> trainer.fit(X, y, parts=np.array_split(np.arange(30), 3)).history_[0].summed.tolist()
+    [0]
+    """
 
     def aggregate(self, updates, *, dropped=None, random_state: SeedLike = None) -> Aggregated:
         """Sum the rows of ``updates`` whose clients make it through the round.
@@ -113,6 +139,14 @@ class PlainTotal:
         Downloads of the aggregation itself (none in the clear).
     seconds : dict of str to float, default={}
         Compute time per phase (none to report).
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from fedlib.learn import PlainSum
+    >>> out = PlainSum().aggregate(np.ones((2, 3), dtype=np.float32))
+    >>> type(out).__name__, out.total.tolist(), out.summed.tolist(), out.bytes_sent
+    ('PlainTotal', [2.0, 2.0, 2.0], [0, 1], 24)
     """
 
     total: np.ndarray
@@ -134,6 +168,8 @@ class PlainSum:
 
     Examples
     --------
+    >>> import numpy as np
+    >>> from fedlib.learn import PlainSum
     >>> out = PlainSum().aggregate(np.array([[1.0, 2.0], [3.0, 4.0], [5.0, 6.0]]), dropped=[1])
     >>> out.total.tolist(), out.summed.tolist()
     ([6.0, 8.0], [0, 2])
@@ -208,6 +244,7 @@ def fedavg_weights(n_samples, weighting: str = "samples") -> np.ndarray:
 
     Examples
     --------
+    >>> from fedlib.learn import fedavg_weights
     >>> fedavg_weights([10, 30]).tolist(), fedavg_weights([40, 40]).tolist()
     ([0.5, 1.5], [1.0, 1.0])
     """
@@ -244,6 +281,7 @@ def fedavg_mean(vectors, n_samples, weighting: str = "samples") -> np.ndarray:
 
     Examples
     --------
+    >>> from fedlib.learn import fedavg_mean
     >>> fedavg_mean([[0.0, 4.0], [4.0, 0.0]], [10, 30]).tolist()
     [3.0, 1.0]
     """
@@ -278,6 +316,8 @@ def server_update(global_parameters, aggregated: Aggregated, *, weights=None, se
 
     Examples
     --------
+    >>> import numpy as np
+    >>> from fedlib.learn import PlainSum, server_update
     >>> out = PlainSum().aggregate(np.array([[1.0], [3.0], [8.0]]), dropped=[2])
     >>> server_update(np.zeros(1, dtype=np.float32), out).tolist()
     [2.0]
@@ -325,6 +365,22 @@ class RoundRecord:
         Test accuracy of the model after the round, if evaluated.
     phase_seconds : dict of str to float
         The aggregator's own split of its compute time (empty for :class:`PlainSum`).
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from fedlib.learn import FederatedTrainer
+    >>> rng = np.random.default_rng(0)
+    >>> X, y = rng.random((40, 4), dtype=np.float32), rng.integers(0, 2, 40)
+    >>> trainer = FederatedTrainer(rounds=2, participation=0.75, dropout=0.3, random_state=0)
+    >>> trainer = trainer.fit(X, y, parts=np.array_split(np.arange(40), 4), test_data=(X, y))
+    >>> [(r.participants.tolist(), r.dropped.tolist(), r.summed.tolist()) for r in trainer.history_]
+    [([0, 2, 3], [2], [0, 3]), ([0, 1, 3], [0], [1, 3])]
+    >>> record = trainer.history_[-1]
+    >>> record.bytes_sent == 4 * trainer.n_parameters * record.summed.size, round(record.accuracy, 2)
+    (True, 0.45)
+    >>> record.as_row()["round"], record.as_row()["summed"]
+    (2, 2)
     """
 
     round_index: int
@@ -500,6 +556,8 @@ class FederatedTrainer(BaseEstimator):
 
     Examples
     --------
+    >>> import numpy as np
+    >>> from fedlib.learn import FederatedTrainer
     >>> rng = np.random.default_rng(0)
     >>> X, y = rng.random((90, 1, 28, 28), dtype=np.float32), rng.integers(0, 3, 90)
     >>> parts = np.array_split(np.arange(90), 3)
@@ -1045,6 +1103,8 @@ def fedavg(
 
     Examples
     --------
+    >>> import numpy as np
+    >>> from fedlib.learn import fedavg
     >>> rng = np.random.default_rng(0)
     >>> X, y = rng.random((40, 5), dtype=np.float32), rng.integers(0, 2, 40)
     >>> fedavg("softmax", X, y, np.array_split(np.arange(40), 4), rounds=3).round_

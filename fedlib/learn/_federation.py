@@ -59,6 +59,19 @@ class RoundRequest:
         What sums the round (:meth:`Federation.aggregate`), e.g. :class:`fedlib.learn.PlainSum`
         (the clients send their updates) or :class:`fedlib.secagg.SecureAggregator` (they keep
         them for a SecAgg(+) round); ``None`` is :class:`fedlib.learn.PlainSum`.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from fedlib.learn import LocalSGD, RoundRequest, get_flat, make_model
+    >>> model = make_model("softmax", 2, input_shape=(4,), random_state=0)
+    >>> request = RoundRequest(
+    ...     model=model, start=get_flat(model), participants=np.array([3, 5, 8]), dropped=np.array([1]),
+    ...     weights=np.array([0.5, 1.0, 1.5]), local=LocalSGD(), round_index=0, base_version=0,
+    ...     random_state=np.random.SeedSequence(0),
+    ... )
+    >>> request.participants[request.stays].tolist(), request.weighted
+    ([3, 8], True)
     """
 
     model: nn.Module
@@ -103,6 +116,38 @@ class Federation(Protocol):
         The shape of one example.
     n_classes : int
         Labels lie in ``[0, n_classes)``.
+
+    Examples
+    --------
+    A federation of clients that keep their rows in this process trains the model of ``fit(X, y, parts=...)``:
+
+    >>> import numpy as np
+    >>> from fedlib.learn import FederatedTrainer, Federation, PlainSum, train_clients
+    >>> class InProcess:
+    ...     def __init__(self, X, y, parts):
+    ...         self.X, self.y, self.parts = X, y, parts
+    ...         self.client_ids, self.n_samples = np.arange(len(parts)), np.array([len(p) for p in parts])
+    ...         self.input_shape, self.n_classes = X.shape[1:], int(y.max()) + 1
+    ...     def train(self, request):
+    ...         self.request, ids = request, request.participants[request.stays]
+    ...         out = train_clients(request.model, request.start, self.X, self.y, [self.parts[i] for i in ids],
+    ...                             config=request.local, round_index=request.round_index, client_ids=ids,
+    ...                             random_state=request.random_state, method=request.method)
+    ...         self.rows = np.zeros((request.participants.size, request.start.size), dtype=np.float32)
+    ...         self.rows[request.stays] = out.deltas * request.weights[request.stays, None].astype(np.float32)
+    ...         return out.seconds
+    ...     def aggregate(self, *, random_state):
+    ...         aggregator = self.request.aggregator or PlainSum()
+    ...         return aggregator.aggregate(self.rows, dropped=self.request.dropped, random_state=random_state)
+    >>> rng = np.random.default_rng(0)
+    >>> X, y = rng.random((30, 4), dtype=np.float32), rng.integers(0, 2, 30)
+    >>> parts = [np.arange(5), np.arange(5, 30)]
+    >>> isinstance(InProcess(X, y, parts), Federation)
+    True
+    >>> remote = FederatedTrainer(rounds=2, random_state=0).fit(InProcess(X, y, parts))
+    >>> local = FederatedTrainer(rounds=2, random_state=0).fit(X, y, parts=parts)
+    >>> bool((remote.params_ == local.params_).all())
+    True
     """
 
     client_ids: np.ndarray

@@ -93,6 +93,7 @@ class LocalSGD:
 
     Examples
     --------
+    >>> from fedlib.learn import LocalSGD
     >>> LocalSGD(lr=0.1, batch_size=10)
     LocalSGD(lr=0.1, batch_size=10, epochs=1, momentum=0.0, weight_decay=0.0)
     """
@@ -138,6 +139,19 @@ class ClientUpdates:
         Wall-clock time of the call.
     method : str
         ``"vmap"`` or ``"loop"``.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from fedlib.learn import get_flat, make_model, train_clients
+    >>> rng = np.random.default_rng(0)
+    >>> X, y = rng.random((20, 4), dtype=np.float32), rng.integers(0, 2, 20)
+    >>> model = make_model("softmax", 2, input_shape=(4,), random_state=0)
+    >>> out = train_clients(model, get_flat(model), X, y, [np.arange(8), np.arange(8, 20)], client_ids=[5, 9])
+    >>> out.n_clients, out.client_ids.tolist(), out.n_samples.tolist(), out.method
+    (2, [5, 9], [8, 12], 'loop')
+    >>> out.deltas.shape, out.select([1]).client_ids.tolist()
+    ((2, 10), [9])
     """
 
     client_ids: np.ndarray
@@ -209,6 +223,7 @@ def client_generator(random_state: SeedLike, round_index: int, client_id: int) -
 
     Examples
     --------
+    >>> from fedlib.learn import client_generator
     >>> a = client_generator(0, round_index=2, client_id=7).permutation(5)
     >>> b = client_generator(0, round_index=2, client_id=7).permutation(5)
     >>> bool((a == b).all())
@@ -266,6 +281,22 @@ def check_training_data(X, y, parts=None) -> tuple[torch.Tensor, torch.Tensor, l
     ValueError
         For empty, complex or non-numeric ``X``, NaN or infinity in a row a client holds,
         negative labels, unknown label types, ``X`` and ``y`` of different lengths, or bad ``parts``.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from fedlib.learn import check_training_data
+    >>> X, y, clients = check_training_data(np.zeros((6, 2)), [0, 1, 0, 1, 0, 1], parts=[[0, 1, 2], [3, 4, 5]])
+    >>> X.dtype, y.dtype, [c.tolist() for c in clients]
+    (torch.float32, torch.int64, [[0, 1, 2], [3, 4, 5]])
+    >>> X_nan = np.zeros((6, 2))
+    >>> X_nan[5] = np.nan
+    >>> check_training_data(X_nan, y, parts=[[0, 1, 2], [3, 4]])[2][1].tolist()  # no client holds row 5
+    [3, 4]
+    >>> check_training_data(X_nan, y)
+    Traceback (most recent call last):
+    ...
+    ValueError: Input X contains NaN or infinity (row 5, held by a client).
     """
     if isinstance(X, torch.Tensor):
         if X.numel() == 0 or X.ndim < 2:
@@ -317,6 +348,17 @@ def check_queries(X, n_features: int, estimator: str):
         For sparse input.
     ValueError
         For empty, 1-D, non-finite input or another number of features.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from fedlib.learn import check_queries
+    >>> check_queries(np.zeros((3, 1, 2, 2)), 4, "FederatedTrainer").shape
+    (3, 1, 2, 2)
+    >>> check_queries([[0.0, 1.0, 2.0]], 2, "FederatedTrainer")
+    Traceback (most recent call last):
+    ...
+    ValueError: X has 3 features, but FederatedTrainer is expecting 2 features as input.
     """
     if isinstance(X, torch.Tensor):
         if not torch.isfinite(X).all():
@@ -489,6 +531,20 @@ class PathCost:
         Per example, per value of the input and of every layer's output.
     mmap : float
         Per value of a tensor above 2**23 floats, each time it is made (fresh pages).
+
+    Examples
+    --------
+    >>> from dataclasses import fields
+    >>> from fedlib.learn import PATH_COSTS, PathCost, make_model, path_seconds
+    >>> isinstance(PATH_COSTS["loop"], PathCost), PATH_COSTS["vmap"].step > PATH_COSTS["loop"].step
+    (True, True)
+
+    A cost of 1 for one term and 0 for the others counts that term's work, here the SGD steps
+    (vmap runs every client for the steps of the longest):
+
+    >>> steps = PathCost(**{f.name: 0.0 for f in fields(PathCost)} | {"step": 1.0})
+    >>> path_seconds([10, 20, 40], make_model("softmax", input_shape=(4,)), 8, costs={"loop": steps, "vmap": steps})
+    {'loop': 10.0, 'vmap': 5.0}
     """
 
     call: float
@@ -714,7 +770,7 @@ def path_seconds(sizes, model, batch_size: int, *, input_shape=None, costs=None)
 
     Examples
     --------
-    >>> from fedlib.learn import make_model
+    >>> from fedlib.learn import make_model, path_seconds
     >>> seconds = path_seconds([40] * 200, make_model("cnn_small"), 32)
     >>> sorted(seconds), seconds["vmap"] < seconds["loop"]
     (['loop', 'vmap'], True)
@@ -844,7 +900,7 @@ def choose_method(
 
     Examples
     --------
-    >>> from fedlib.learn import make_model
+    >>> from fedlib.learn import choose_method, make_model
     >>> choose_method([40] * 200, make_model("cnn_small"), 32)  # the book's default: many small clients
     'vmap'
     >>> choose_method([40] * 200, make_model("lenet5"), 32)  # max pooling under vmap is slow on the CPU
@@ -937,7 +993,8 @@ def train_clients(
 
     Examples
     --------
-    >>> from fedlib.learn import get_flat, make_model
+    >>> import numpy as np
+    >>> from fedlib.learn import get_flat, make_model, train_clients
     >>> model = make_model("softmax", random_state=0)
     >>> rng = np.random.default_rng(0)
     >>> X, y = rng.random((60, 1, 28, 28), dtype=np.float32), rng.integers(0, 10, 60)

@@ -224,7 +224,7 @@ def make_model(
 
     Examples
     --------
-    >>> from fedlib.learn import get_flat
+    >>> from fedlib.learn import get_flat, make_model
     >>> model = make_model("cnn_small", random_state=0)
     >>> get_flat(model).shape
     (11274,)
@@ -278,7 +278,7 @@ def init_parameters(model: nn.Module, *, random_state: SeedLike) -> nn.Module:
 
     Examples
     --------
-    >>> from fedlib.learn import make_model, get_flat
+    >>> from fedlib.learn import get_flat, init_parameters, make_model
     >>> a = make_model("softmax", random_state=1)
     >>> b = init_parameters(make_model("softmax", random_state=2), random_state=1)
     >>> bool((get_flat(a) == get_flat(b)).all())

@@ -42,7 +42,8 @@ class ParameterLayout:
 
     Examples
     --------
-    >>> from fedlib.learn import make_model
+    >>> import torch
+    >>> from fedlib.learn import ParameterLayout, make_model
     >>> layout = ParameterLayout(make_model("softmax"))
     >>> layout.names, layout.n_parameters
     (('fc.weight', 'fc.bias'), 7850)
@@ -129,7 +130,7 @@ def n_parameters(model: nn.Module) -> int:
 
     Examples
     --------
-    >>> from fedlib.learn import make_model
+    >>> from fedlib.learn import make_model, n_parameters
     >>> n_parameters(make_model("cnn_paper"))
     1663370
     """
@@ -151,7 +152,7 @@ def get_flat(model: nn.Module) -> np.ndarray:
 
     Examples
     --------
-    >>> from fedlib.learn import make_model
+    >>> from fedlib.learn import get_flat, make_model
     >>> get_flat(make_model("softmax", random_state=0)).dtype
     dtype('float32')
     """
@@ -183,7 +184,8 @@ def set_flat(model: nn.Module, vector) -> nn.Module:
 
     Examples
     --------
-    >>> from fedlib.learn import make_model
+    >>> import numpy as np
+    >>> from fedlib.learn import get_flat, make_model, set_flat
     >>> model = set_flat(make_model("softmax"), np.zeros(7850))
     >>> float(get_flat(model).max())
     0.0

@@ -40,6 +40,20 @@ class ClientProfile:
         ``Θ(ω_1 − ω_0, Δ_k)``.
     consensus : ndarray of float32, shape (d,)
         ``ω_1``, the profiling round's average model.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from fedlib.learn import AsyncFederatedTrainer
+    >>> rng = np.random.default_rng(0)
+    >>> X, y = rng.random((40, 4), dtype=np.float32), rng.integers(0, 2, 40)
+    >>> trainer = AsyncFederatedTrainer(concurrency=4, buffer=4, random_state=0)
+    >>> trainer = trainer.fit(X, y, parts=np.array_split(np.arange(40), 4), training_times=[1.0, 2.0, 3.0, 4.0])
+    >>> profile = trainer.profile()
+    >>> profile.times.tolist(), profile.disparity.round(2).tolist(), profile.consensus.shape
+    ([1.0, 2.0, 3.0, 4.0], [0.26, 0.44, 0.58, 0.07], (10,))
+    >>> bool(np.allclose(profile.disparity, (1 - profile.cosine) / 2))
+    True
     """
 
     times: np.ndarray
@@ -102,7 +116,8 @@ def profile_clients(
 
     Examples
     --------
-    >>> from fedlib.learn import get_flat, make_model
+    >>> import numpy as np
+    >>> from fedlib.learn import get_flat, make_model, profile_clients
     >>> rng = np.random.default_rng(0)
     >>> X, y = rng.random((60, 4), dtype=np.float32), rng.integers(0, 2, 60)
     >>> model = make_model("softmax", 2, input_shape=(4,), random_state=0)

@@ -42,6 +42,17 @@ class SecureSum:
         Compute time per protocol phase, all parties together.
     resolution : float
         ``2^-f``: each update was rounded to a multiple of it.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from fedlib.secagg import SecureAggregator, SecureSum
+    >>> updates = np.array([[0.5, -1.0], [0.25, 0.5], [1.0, 1.0], [-0.5, 0.0]])
+    >>> out = SecureAggregator(degree=None, threshold_rate=0.5).aggregate(updates, dropped=[3], random_state=0)
+    >>> isinstance(out, SecureSum), out.total.tolist(), out.summed.tolist()  # clipped to [-1, 1]
+    (True, [1.75, 0.5], [0, 1, 2])
+    >>> out.resolution == 2.0**-28, out.bytes_sent > 0
+    (True, True)
     """
 
     total: np.ndarray
@@ -91,6 +102,8 @@ class SecureAggregator:
 
     Examples
     --------
+    >>> import numpy as np
+    >>> from fedlib.secagg import SecureAggregator
     >>> agg = SecureAggregator(degree=4, threshold_rate=0.7, clip=2.0)
     >>> updates = np.array([[0.5, -1.0], [0.25, 0.5], [1.0, 1.0], [-0.5, 0.0], [0.0, 0.25], [0.75, 0.5]])
     >>> out = agg.aggregate(updates, random_state=0)  # keys from the OS: only seating and dropouts are seeded

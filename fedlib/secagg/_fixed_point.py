@@ -58,6 +58,8 @@ class FixedPoint:
 
     Examples
     --------
+    >>> import numpy as np
+    >>> from fedlib.secagg import FixedPoint
     >>> fp = FixedPoint(clip=8.0, frac_bits=16, max_summands=3)
     >>> words = fp.encode([[0.5, -1.25], [2.0, 3.0], [-0.25, 0.0]])
     >>> fp.decode_sum(words.sum(axis=0, dtype=np.uint32)).tolist()
@@ -119,6 +121,7 @@ class FixedPoint:
 
         Examples
         --------
+        >>> from fedlib.secagg import FixedPoint
         >>> FixedPoint.for_summands(10, 0.01).frac_bits  # capped at 31: finer bits do not exist in Z_2^32
         31
         """

@@ -54,6 +54,7 @@ class MaskingGraph:
 
     Examples
     --------
+    >>> from fedlib.secagg import MaskingGraph
     >>> g = MaskingGraph.complete(4)
     >>> g.neighbors[2].tolist(), g.n_edges
     ([0, 1, 3], 6)
@@ -202,6 +203,7 @@ class MaskingGraph:
 
         Examples
         --------
+        >>> from fedlib.secagg import harary_graph
         >>> ring = harary_graph(6, 2, shuffle=False)
         >>> ring.connected_patterns([[1, 1, 1, 1, 1, 1], [1, 0, 1, 1, 0, 1], [1, 0, 1, 1, 1, 1]]).tolist()
         [True, False, True]
@@ -290,6 +292,7 @@ def harary_graph(n_clients: int, degree: int, *, shuffle: bool = True, random_st
 
     Examples
     --------
+    >>> from fedlib.secagg import harary_graph
     >>> g = harary_graph(8, 2, random_state=0)  # a ring of 8 clients in a random order
     >>> g.degree, g.n_edges, g.is_connected()
     (2, 8, True)

@@ -50,6 +50,7 @@ def split_segments(X_field, n_segments: int) -> NDArrayInt:
 
     Examples
     --------
+    >>> from fedlib.secagg import split_segments
     >>> split_segments([[1, 2, 3]], 2).tolist()
     [[[1, 2], [3, 0]]]
     """
@@ -92,6 +93,7 @@ def share_points(code: LagrangeCode, X_field, *, random_state: SeedLike | str = 
     Three clients, ``t = 1``: any two shares give the points back (Shamir's
     threshold), one share alone is uniform.
 
+    >>> from fedlib.secagg import share_points
     >>> from fedlib.field import LagrangeCode
     >>> code = LagrangeCode(n_clients=3, n_segments=1, n_masks=1, prime=101)
     >>> shares = share_points(code, [[5, 7], [1, 100]], random_state=0)
@@ -126,6 +128,20 @@ def share_all(code: LagrangeCode, X_field, parts, *, random_state: SeedLike | st
     -------
     ndarray of shape (n_clients, m, ⌈d/ℓ⌉)
         Every client's share of every point.
+
+    Examples
+    --------
+    Two clients own the rows ``[0, 2]`` and ``[1]``; any two of the three shares give every point back:
+
+    >>> from fedlib.field import LagrangeCode
+    >>> from fedlib.secagg import share_all
+    >>> code = LagrangeCode(n_clients=3, n_segments=1, n_masks=1, prime=101)
+    >>> X = [[5, 7], [1, 100], [0, 3]]
+    >>> shares = share_all(code, X, [[0, 2], [1]], random_state=0)
+    >>> shares.shape
+    (3, 3, 2)
+    >>> code.decode(shares[[1, 2]], [1, 2], 1)[0].tolist()
+    [[5, 7], [1, 100], [0, 3]]
     """
     X_field = code.field.asarray(X_field)
     m, d = X_field.shape
@@ -162,6 +178,21 @@ def share_every_index(code: LagrangeCode, X_field, parts, *, random_state: SeedL
     ndarray of shape (n_clients, m, ⌈d/ℓ⌉)
         Shares of every point under summed masks; they decode to the same points
         as :func:`share_all`.
+
+    Examples
+    --------
+    Every client encodes all three rows (zeros where it owns none); the summed shares decode to the points:
+
+    >>> import numpy as np
+    >>> from fedlib.field import LagrangeCode
+    >>> from fedlib.secagg import share_every_index
+    >>> code = LagrangeCode(n_clients=3, n_segments=1, n_masks=1, prime=101)
+    >>> X = [[5, 7], [1, 100], [0, 3]]
+    >>> shares = share_every_index(code, X, [[0, 2], [1]], random_state=0)
+    >>> shares.shape
+    (3, 3, 2)
+    >>> code.decode(shares[[0, 1]], [0, 1], 1)[0].tolist()
+    [[5, 7], [1, 100], [0, 3]]
     """
     X_field = code.field.asarray(X_field)
     m, d = X_field.shape

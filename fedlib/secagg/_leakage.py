@@ -87,6 +87,24 @@ def strip_pairwise_masks(
     ------
     ValueError
         If the server has no masked input of ``target``, or no mask key for it.
+
+    Examples
+    --------
+    Client 3's masked input arrives late: the server, having rebuilt its mask key, strips the pairwise masks, but
+    the self mask still hides ``x_3``; only client 3's own seed ``b_3`` would take it off.
+
+    >>> import numpy as np
+    >>> from fedlib.secagg import MaskingGraph, SecAggConfig, prg_words, secure_aggregate, strip_pairwise_masks
+    >>> config = SecAggConfig(MaskingGraph.complete(4), threshold=2, vector_length=2)
+    >>> x = np.array([[1, 2], [3, 4], [5, 6], [7, 8]], dtype=np.uint32)
+    >>> result = secure_aggregate(x, config, late=[3], random_state=0)
+    >>> result.total.tolist()  # clients 0, 1 and 2
+    [9, 12]
+    >>> y = strip_pairwise_masks(3, result.server, late_inputs=result.late_inputs)
+    >>> bool(np.array_equal(y, x[3]))
+    False
+    >>> (y - prg_words(result.clients[3].corrupt().self_mask_seed, 2)).tolist()
+    [7, 8]
     """
     target = int(target)
     y = _masked_input(server, target, late_inputs).copy()
@@ -141,6 +159,25 @@ def unmask_with_coalition(
     ValueError
         If fewer than ``t`` shares of either secret are pooled: then the
         coalition learns nothing about ``x_target``.
+
+    Examples
+    --------
+    With ``t = 2``, the server and one corrupted client hold too few shares of client 0's mask key; two
+    corrupted clients unmask its input:
+
+    >>> import numpy as np
+    >>> from fedlib.secagg import MaskingGraph, SecAggConfig, secure_aggregate, unmask_with_coalition
+    >>> config = SecAggConfig(MaskingGraph.complete(4), threshold=2, vector_length=2)
+    >>> x = np.array([[1, 2], [3, 4], [5, 6], [7, 8]], dtype=np.uint32)
+    >>> result = secure_aggregate(x, config, random_state=0)
+    >>> coalition = [result.clients[1].corrupt(), result.clients[2].corrupt()]
+    >>> unmask_with_coalition(0, coalition, result.server).tolist()
+    [1, 2]
+    >>> try:
+    ...     unmask_with_coalition(0, coalition[:1], result.server)
+    ... except ValueError:
+    ...     print("one share of the mask key: nothing learned")
+    one share of the mask key: nothing learned
     """
     target = int(target)
     _masked_input(server, target, late_inputs)
@@ -179,6 +216,20 @@ def leaked_partial_sums(
     ------
     ValueError
         If the round has not completed.
+
+    Examples
+    --------
+    Liu et al.'s Fig. 3: on ``H(8, 3)`` without clients 1, 3, 5 and 7, the survivors fall into ``{0, 4}``
+    and ``{2, 6}``; a round allowed to complete (insecure, ``allow_partial_sums=True``) leaks both sums:
+
+    >>> import numpy as np
+    >>> from fedlib.secagg import SecAggConfig, harary_graph, leaked_partial_sums, secure_aggregate
+    >>> graph = harary_graph(8, 3, shuffle=False)
+    >>> config = SecAggConfig(graph, threshold=2, vector_length=1, allow_partial_sums=True)
+    >>> x = np.arange(1, 9, dtype=np.uint32).reshape(8, 1)
+    >>> result = secure_aggregate(x, config, dropouts={"masked_input": [1, 3, 5, 7]}, random_state=0)
+    >>> [(members.tolist(), total.tolist()) for members, total in leaked_partial_sums(result.server)]
+    [([0, 4], [6]), ([2, 6], [10])]
     """
     if server.stage != Stage.DONE:
         raise ValueError("the server has not completed the round: nothing to exploit yet.")

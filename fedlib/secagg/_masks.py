@@ -59,6 +59,7 @@ def zero_sum_masks(
 
     Examples
     --------
+    >>> from fedlib.secagg import zero_sum_masks
     >>> masks = zero_sum_masks(3, 4, 13, random_state=0)
     >>> [sum(column) % 13 for column in zip(*masks)]
     [0, 0, 0, 0]
@@ -117,6 +118,7 @@ def zero_sum_mask_arrays(
 
     Examples
     --------
+    >>> from fedlib.secagg import zero_sum_mask_arrays
     >>> masks = list(zero_sum_mask_arrays(3, 4, 13, random_state=0))
     >>> [int(v) for v in sum(m.astype(object) for m in masks) % 13]
     [0, 0, 0, 0]

@@ -52,6 +52,7 @@ def distance_bound(n_samples: int, n_features: int, radius: float, scale: float)
 
     Examples
     --------
+    >>> from fedlib.secagg import distance_bound
     >>> distance_bound(10, 4, 1.0, 2.0)  # 10² (2·2·1 + √4)²
     3600.0
     """
@@ -93,6 +94,7 @@ def max_safe_scale(n_samples: int, n_features: int, radius: float, q: int = SECF
 
     Examples
     --------
+    >>> from fedlib.secagg import max_safe_scale
     >>> max_safe_scale(1000, 20, 30.0)
     395.0
     """
@@ -139,6 +141,7 @@ def check_radius(radius: float) -> float:
 
     Examples
     --------
+    >>> from fedlib.secagg import check_radius
     >>> check_radius(3)
     3.0
     """
@@ -174,6 +177,8 @@ def data_radius(X) -> float:
 
     Examples
     --------
+    >>> import numpy as np
+    >>> from fedlib.secagg import data_radius
     >>> data_radius(np.array([[3.0, 4.0], [1.0, 0.0]]))
     5.0
     >>> data_radius(np.array([[3e300, 4e300]]))
@@ -231,6 +236,7 @@ def check_scale(scale: float, n_samples: int, n_features: int, radius: float, q:
 
     Examples
     --------
+    >>> from fedlib.secagg import check_scale
     >>> check_scale(100.0, 1000, 20, 30.0)
     100.0
     """
@@ -286,6 +292,8 @@ def check_round(sizes: NDArrayInt, n_features: int, radius: float, scale: float,
     Examples
     --------
     >>> # m = 1000 points allow λ = 395 in advance; at λ = 1000 a round passes while no cluster exceeds 395
+    >>> import numpy as np
+    >>> from fedlib.secagg import check_round
     >>> check_round(np.array([250, 360, 390]), 20, 30.0, 1000.0).tolist()
     [250, 360, 390]
     """

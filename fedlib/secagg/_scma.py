@@ -51,6 +51,13 @@ class SCMAParams(_SparseSumParams):
         ``B^d``, the largest bin index (indices are ``1..B^d``).
     n_clusters : int
         ``K``, the most non-zeros one client may send.
+
+    Examples
+    --------
+    >>> from fedlib.secagg import SCMAParams, scma_params
+    >>> params = scma_params(n_samples=12, n_bins=4, n_clusters=2, n_clients=2)
+    >>> isinstance(params, SCMAParams), params.prime, params.n_syndromes, params.message_bits
+    (True, 13, 8, 32)
     """
 
     @property
@@ -102,6 +109,7 @@ def scma_params(
     --------
     MUFC's Fig. 2: ``K = 2``, ``L = 2``, ``B^d = 4``, ``n = 12``, ``p = 13``.
 
+    >>> from fedlib.secagg import scma_params
     >>> params = scma_params(n_samples=12, n_bins=4, n_clusters=2, n_clients=2, prime=13)
     >>> params.n_syndromes, params.message_bits
     (8, 32)
@@ -144,6 +152,7 @@ def plain_sparse_sum(client_counts: Sequence[Mapping[int, int]]) -> dict[int, in
 
     Examples
     --------
+    >>> from fedlib.secagg import plain_sparse_sum
     >>> plain_sparse_sum([{1: 3, 2: 4}, {2: 1, 4: 4}])
     {1: 3, 2: 5, 4: 4}
     """
@@ -224,6 +233,19 @@ def scma_encode(
     ----------
     C. Pan, J. Sima, S. Prakash, V. Rana, O. Milenkovic. "Machine Unlearning of
     Federated Clusters", ICLR 2023, Alg. 2.
+
+    Examples
+    --------
+    MUFC's Fig. 2 by hand: each client masks its power sums, the server adds and decodes:
+
+    >>> from fedlib.secagg import scma_aggregate, scma_decode, scma_encode, scma_params, zero_sum_masks
+    >>> params = scma_params(n_samples=12, n_bins=4, n_clusters=2, n_clients=2, prime=13)
+    >>> z1, z2 = zero_sum_masks(2, params.n_syndromes, params.prime, random_state=0)
+    >>> m1, m2 = scma_encode({1: 3, 2: 4}, params, z1), scma_encode({2: 1, 4: 4}, params, z2)
+    >>> len(m1), all(0 <= s < 13 for s in m1)
+    (8, True)
+    >>> scma_decode(scma_aggregate([m1, m2], params), params)
+    {1: 3, 2: 5, 4: 4}
     """
     _check_client(counts, params, "scma_encode")
     if len(mask) != params.n_syndromes:
@@ -252,6 +274,17 @@ def scma_aggregate(messages: Sequence[Sequence[int]], params: SCMAParams) -> lis
     ------
     ValueError
         If there are no messages or one has the wrong length.
+
+    Examples
+    --------
+    The masks cancel: the sum of the masked messages is the unmasked message of the summed counts.
+
+    >>> from fedlib.secagg import scma_aggregate, scma_encode, scma_params, zero_sum_masks
+    >>> params = scma_params(n_samples=12, n_bins=4, n_clusters=3, n_clients=2, prime=13)
+    >>> z1, z2 = zero_sum_masks(2, params.n_syndromes, params.prime, random_state=0)
+    >>> messages = [scma_encode({1: 3, 2: 4}, params, z1), scma_encode({2: 1, 4: 4}, params, z2)]
+    >>> scma_aggregate(messages, params) == scma_encode({1: 3, 2: 5, 4: 4}, params, [0] * params.n_syndromes)
+    True
     """
     if not messages:
         raise ValueError("no messages to aggregate.")
@@ -297,6 +330,14 @@ def scma_decode(syndromes: Sequence[int], params: SCMAParams, *, backend: str = 
     takes about half an hour (measured: half a second per squaring), whatever the
     library; the rest of the decoding takes seconds, and 27 non-zeros on the
     same grid decode in about 4 s.
+
+    Examples
+    --------
+    >>> from fedlib.secagg import scma_decode, scma_encode, scma_params
+    >>> params = scma_params(n_samples=12, n_bins=4, n_clusters=2, n_clients=2, prime=13)
+    >>> syndromes = scma_encode({1: 3, 2: 5}, params, [0] * params.n_syndromes)
+    >>> scma_decode(syndromes, params)
+    {1: 3, 2: 5}
     """
     result = decode_power_sums(syndromes, params.prime, backend=backend)
     _check_counts(result, params, "scma_decode")
@@ -315,6 +356,14 @@ class SCMAResult:
         The public parameters of the round.
     messages : list of list of int
         What each client sent (masked syndromes).
+
+    Examples
+    --------
+    >>> from fedlib.secagg import SCMAResult, scma_params, secure_sparse_sum
+    >>> params = scma_params(n_samples=12, n_bins=4, n_clusters=2, n_clients=2, prime=13)
+    >>> result = secure_sparse_sum([{1: 3, 2: 4}, {2: 1, 4: 4}], params, random_state=0)
+    >>> isinstance(result, SCMAResult), result.total, [len(m) for m in result.messages]
+    (True, {1: 3, 2: 5, 4: 4}, [8, 8])
     """
 
     total: dict[int, int]
@@ -367,6 +416,7 @@ def secure_sparse_sum(
     --------
     MUFC's Fig. 2 setting; the two clients share bin 2:
 
+    >>> from fedlib.secagg import scma_params, secure_sparse_sum
     >>> params = scma_params(n_samples=12, n_bins=4, n_clusters=2, n_clients=2, prime=13)
     >>> secure_sparse_sum([{1: 3, 2: 4}, {2: 1, 4: 4}], params, random_state=0).total
     {1: 3, 2: 5, 4: 4}
@@ -396,6 +446,7 @@ def dense_secure_sum_bits(params: SCMAParams) -> int:
 
     Examples
     --------
+    >>> from fedlib.secagg import dense_secure_sum_bits, scma_params
     >>> dense_secure_sum_bits(scma_params(n_samples=12, n_bins=4, n_clusters=2, n_clients=2))
     16
     """

@@ -99,6 +99,15 @@ class HashedSCMAParams(_SparseSumParams):
         ``w``: ``n (2^w − 1) < q``, so a count times a chunk never wraps around.
     n_chunks : int
         ``R = ceil(log2(B^d + 1) / w)`` chunks per index.
+
+    Examples
+    --------
+    >>> from fedlib.secagg import HashedSCMAParams, hashed_scma_params
+    >>> params = hashed_scma_params(n_samples=12, n_bins=2**300, n_clusters=2, n_clients=2)
+    >>> isinstance(params, HashedSCMAParams), params.n_syndromes, params.table_rows, params.n_chunks
+    (True, 8, 64, 6)
+    >>> params.message_length == params.n_syndromes + params.table_rows * params.n_chunks
+    True
     """
 
     n_tables: int
@@ -176,6 +185,7 @@ def hashed_scma_params(
     --------
     FEMNIST's shape: 62 centres from each of 100 writers, on a grid of 3,053 bits.
 
+    >>> from fedlib.secagg import hashed_scma_params
     >>> params = hashed_scma_params(n_samples=16338, n_bins=2**3053, n_clusters=62, n_clients=100)
     >>> params.chunk_bits, params.n_chunks, params.table_rows
     (47, 65, 8680)
@@ -222,6 +232,17 @@ def bin_hashes(bins: Sequence[int], key: bytes, params: HashedSCMAParams) -> np.
     -------
     ndarray of uint64
         One non-zero field element per bin.
+
+    Examples
+    --------
+    >>> from fedlib.secagg import HASHED_SCMA_PRIME, bin_hashes, hashed_scma_key, hashed_scma_params
+    >>> params = hashed_scma_params(n_samples=12, n_bins=2**300, n_clusters=2, n_clients=2)
+    >>> key = hashed_scma_key(random_state=0)
+    >>> x = bin_hashes([1, 2, 2**299], key, params)
+    >>> x.dtype, bool((x > 0).all() and (x < HASHED_SCMA_PRIME).all()), len(set(x.tolist()))
+    (dtype('uint64'), True, 3)
+    >>> bool((bin_hashes([1], key, params) == x[0]).all())  # the same bin, the same point
+    True
     """
     width, modulus = params.index_bytes, params.prime - 1
     out = [
@@ -248,6 +269,16 @@ def table_rows(hashes: np.ndarray, params: HashedSCMAParams) -> np.ndarray:
     ndarray of int64, shape (m, n_tables)
         Row indices into the whole table; column ``t`` lies in sub-table ``t``,
         so a bin's rows are distinct.
+
+    Examples
+    --------
+    >>> from fedlib.secagg import bin_hashes, hashed_scma_key, hashed_scma_params, table_rows
+    >>> params = hashed_scma_params(n_samples=12, n_bins=2**300, n_clusters=2, n_clients=2)
+    >>> rows = table_rows(bin_hashes([1, 2, 2**299], hashed_scma_key(random_state=0), params), params)
+    >>> rows.shape, (params.n_tables, params.n_buckets)
+    ((3, 4), (4, 16))
+    >>> bool(((rows // params.n_buckets) == [0, 1, 2, 3]).all())  # column t falls in sub-table t
+    True
     """
     z = np.asarray(hashes, dtype=np.uint64)[:, None] + _TABLE_SALTS[None, : params.n_tables]
     z = (z ^ (z >> np.uint64(30))) * np.uint64(0xBF58476D1CE4E5B9)
@@ -358,6 +389,24 @@ def hashed_scma_encode(
     C. Pan, J. Sima, S. Prakash, V. Rana, O. Milenkovic. "Machine Unlearning of
     Federated Clusters", ICLR 2023, Alg. 2. M. T. Goodrich, M. Mitzenmacher.
     "Invertible Bloom Lookup Tables", Allerton 2011.
+
+    Examples
+    --------
+    One round by hand: a public key, zero-sum masks, two clients' messages, the server's sum and its decoding:
+
+    >>> from fedlib.secagg import (
+    ...     hashed_scma_aggregate, hashed_scma_decode, hashed_scma_encode, hashed_scma_key, hashed_scma_params,
+    ...     zero_sum_mask_arrays,
+    ... )
+    >>> params = hashed_scma_params(n_samples=12, n_bins=2**300, n_clusters=2, n_clients=2)
+    >>> key = hashed_scma_key(random_state=0)
+    >>> z1, z2 = zero_sum_mask_arrays(2, params.message_length, params.prime, random_state=1)
+    >>> m1 = hashed_scma_encode({1: 3, 2**299: 4}, params, key, z1)
+    >>> m2 = hashed_scma_encode({2**299: 1, 4: 4}, params, key, z2)
+    >>> m1.shape == (params.message_length,)
+    True
+    >>> hashed_scma_decode(hashed_scma_aggregate([m1, m2], params), params, key) == {1: 3, 4: 4, 2**299: 5}
+    True
     """
     _check_client(counts, params, "hashed_scma_encode")
     mask = np.asarray(mask, dtype=np.uint64)
@@ -399,6 +448,25 @@ def hashed_scma_aggregate(messages: Sequence[np.ndarray], params: HashedSCMAPara
     ------
     ValueError
         If there are no messages or one has the wrong shape.
+
+    Examples
+    --------
+    The masks cancel: the sum of the masked messages is the unmasked message of the summed counts.
+
+    >>> import numpy as np
+    >>> from fedlib.secagg import (
+    ...     hashed_scma_aggregate, hashed_scma_encode, hashed_scma_key, hashed_scma_params, zero_sum_mask_arrays,
+    ... )
+    >>> params = hashed_scma_params(n_samples=12, n_bins=100, n_clusters=3, n_clients=2)
+    >>> key = hashed_scma_key(random_state=0)
+    >>> z1, z2 = zero_sum_mask_arrays(2, params.message_length, params.prime, random_state=1)
+    >>> total = hashed_scma_aggregate(
+    ...     [hashed_scma_encode({1: 3, 2: 4}, params, key, z1), hashed_scma_encode({2: 1, 4: 4}, params, key, z2)],
+    ...     params,
+    ... )
+    >>> zero = np.zeros(params.message_length, dtype=np.uint64)
+    >>> bool(np.array_equal(total, hashed_scma_encode({1: 3, 2: 5, 4: 4}, params, key, zero)))
+    True
     """
     if not messages:
         raise ValueError("no messages to aggregate.")
@@ -491,6 +559,17 @@ def hashed_scma_decode(
         If the messages are inconsistent (more than ``T`` non-zeros, or a table that the support does not explain).
     ValueError
         If the aggregate has the wrong shape.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from fedlib.secagg import hashed_scma_decode, hashed_scma_encode, hashed_scma_key, hashed_scma_params
+    >>> params = hashed_scma_params(n_samples=12, n_bins=2**300, n_clusters=2, n_clients=1)
+    >>> key = hashed_scma_key(random_state=0)
+    >>> zero = np.zeros(params.message_length, dtype=np.uint64)  # one client: no mask to cancel
+    >>> message = hashed_scma_encode({7: 3, 2**299: 9}, params, key, zero)
+    >>> hashed_scma_decode(message, params, key) == {7: 3, 2**299: 9}
+    True
     """
     aggregate = np.asarray(aggregate, dtype=np.uint64)
     if aggregate.shape != (params.message_length,):
@@ -547,6 +626,16 @@ class HashedSCMAResult:
         The public key of every attempt; the last one decoded.
     aggregate : ndarray of uint64
         The server's view of the last attempt: the sum of the masked messages.
+
+    Examples
+    --------
+    >>> from fedlib.secagg import HashedSCMAResult, hashed_scma_params, secure_hashed_sparse_sum
+    >>> params = hashed_scma_params(n_samples=12, n_bins=2**300, n_clusters=2, n_clients=2)
+    >>> result = secure_hashed_sparse_sum([{1: 3, 2: 4}, {2: 1, 4: 4}], params, random_state=0)
+    >>> isinstance(result, HashedSCMAResult), result.total, result.attempts
+    (True, {1: 3, 2: 5, 4: 4}, 1)
+    >>> result.aggregate.shape == (params.message_length,), len(result.keys[0])
+    (True, 32)
     """
 
     total: dict[int, int]
@@ -581,7 +670,8 @@ def hashed_scma_key(random_state: SeedLike | str = "secrets") -> bytes:
 
     Examples
     --------
-    >>> len(hashed_scma_key()) == KEY_BYTES and hashed_scma_key(0) == hashed_scma_key(0)
+    >>> from fedlib.secagg import hashed_scma_key
+    >>> len(hashed_scma_key()) == 32 and hashed_scma_key(0) == hashed_scma_key(0)
     True
     """
     return random_bytes(KEY_BYTES, random_state)
@@ -642,6 +732,7 @@ def secure_hashed_sparse_sum(
     --------
     MUFC's Fig. 2 vectors on a grid of 2**300 bins:
 
+    >>> from fedlib.secagg import hashed_scma_params, secure_hashed_sparse_sum
     >>> params = hashed_scma_params(n_samples=12, n_bins=2**300, n_clusters=2, n_clients=2)
     >>> result = secure_hashed_sparse_sum([{1: 3, 2**299: 4}, {2**299: 1, 4: 4}], params, random_state=0)
     >>> result.total == {1: 3, 4: 4, 2**299: 5}, result.attempts

@@ -88,7 +88,16 @@ _MASK, _ENC = b"fedlib secagg mask seed", b"fedlib secagg share encryption"
 
 
 class Stage(enum.IntEnum):
-    """The stages of a SecAgg round (Bonawitz et al. 2017, Fig. 4), in order."""
+    """The stages of a SecAgg round (Bonawitz et al. 2017, Fig. 4), in order.
+
+    Examples
+    --------
+    >>> from fedlib.secagg import Stage
+    >>> [stage.name for stage in Stage]
+    ['ADVERTISE_KEYS', 'SHARE_KEYS', 'MASKED_INPUT', 'UNMASKING', 'DONE']
+    >>> Stage.SHARE_KEYS < Stage.MASKED_INPUT
+    True
+    """
 
     ADVERTISE_KEYS = 0
     SHARE_KEYS = 1
@@ -151,7 +160,7 @@ class SecAggConfig:
 
     Examples
     --------
-    >>> from fedlib.secagg import harary_graph
+    >>> from fedlib.secagg import SecAggConfig, harary_graph
     >>> config = SecAggConfig(harary_graph(10, 4, random_state=0), threshold=3, vector_length=5)
     >>> config.holders(0).size  # its 4 neighbours and itself
     5
@@ -435,6 +444,7 @@ class SecAggConfig:
 
         Examples
         --------
+        >>> from fedlib.secagg import SecAggConfig, harary_graph
         >>> config = SecAggConfig(harary_graph(6, 2, random_state=0), threshold=2, vector_length=4)
         >>> SecAggConfig.from_bytes(config.to_bytes()) == config
         True
@@ -568,6 +578,7 @@ class PhaseClock:
 
     Examples
     --------
+    >>> from fedlib.secagg import PhaseClock
     >>> clock = PhaseClock()
     >>> with clock("masking"):
     ...     pass
@@ -612,6 +623,18 @@ class KeyAdvertisement:
         ``c_i^PK``, 32 bytes: others seal their shares for it under ``KA(c_j^SK, c_i^PK)``.
     mask_key : bytes
         ``s_i^PK``, 32 bytes: pairwise mask seeds are ``KA(s_i^SK, s_j^PK)``.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from fedlib.secagg import KeyAdvertisement, MaskingGraph, SecAggClient, SecAggConfig
+    >>> config = SecAggConfig(MaskingGraph.complete(3), threshold=2, vector_length=2)
+    >>> advert = SecAggClient(0, np.array([1, 2], dtype=np.uint32), config).advertise_keys()
+    >>> advert.sender, len(advert.encryption_key), len(advert.mask_key), advert.nbytes
+    (0, 32, 32, 68)
+    >>> data = advert.to_bytes(config)
+    >>> len(data), KeyAdvertisement.from_bytes(data, config) == advert
+    (78, True)
     """
 
     sender: int
@@ -688,6 +711,21 @@ class EncryptedShare:
         The two clients.
     ciphertext : bytes
         AES-GCM of ``sender‖recipient‖share(s_sender^SK)‖share(b_sender)``.
+
+    Examples
+    --------
+    Client 0 of three seals one pair of shares for each other client:
+
+    >>> import numpy as np
+    >>> from fedlib.secagg import EncryptedShare, MaskingGraph, SecAggClient, SecAggConfig, SecAggServer
+    >>> config = SecAggConfig(MaskingGraph.complete(3), threshold=2, vector_length=2)
+    >>> clients = [SecAggClient(i, np.zeros(2, dtype=np.uint32), config) for i in range(3)]
+    >>> bundles = SecAggServer(config).collect_keys([c.advertise_keys() for c in clients])
+    >>> sealed = clients[0].share_keys(bundles[0])
+    >>> [(s.sender, s.recipient, len(s.ciphertext)) for s in sealed]
+    [(0, 1, 156), (0, 2, 156)]
+    >>> EncryptedShare.from_bytes(sealed[0].to_bytes(config), config) == sealed[0]
+    True
     """
 
     sender: int
@@ -777,6 +815,19 @@ class MaskedInput:
         The client.
     vector : ndarray of uint32
         ``y_i``.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from fedlib.secagg import MaskedInput, MaskingGraph, SecAggConfig
+    >>> config = SecAggConfig(MaskingGraph.complete(3), threshold=2, vector_length=2)
+    >>> message = MaskedInput(sender=1, vector=np.array([7, 4294967295], dtype=np.uint32))
+    >>> data = message.to_bytes(config)
+    >>> message.nbytes, len(data)
+    (12, 26)
+    >>> parsed = MaskedInput.from_bytes(data, config)
+    >>> parsed.sender, parsed.vector.tolist()
+    (1, [7, 4294967295])
     """
 
     sender: int
@@ -859,6 +910,19 @@ class UnmaskingResponse:
         Its shares of ``s_j^SK``, per dropped peer ``j``.
     self_mask_shares : dict of int to int
         Its shares of ``b_j``, per surviving ``j``, its own ``b`` included.
+
+    Examples
+    --------
+    Client 0 reveals its shares of the self-mask seeds of survivors 0 and 1 and of the mask key of dropped client 2:
+
+    >>> from fedlib.secagg import MaskingGraph, SecAggConfig, UnmaskingResponse
+    >>> config = SecAggConfig(MaskingGraph.complete(3), threshold=2, vector_length=2)
+    >>> response = UnmaskingResponse(sender=0, mask_key_shares={2: 12345}, self_mask_shares={0: 6, 1: 789})
+    >>> data = response.to_bytes(config)
+    >>> response.nbytes, len(data)
+    (214, 232)
+    >>> UnmaskingResponse.from_bytes(data, config) == response
+    True
     """
 
     sender: int
@@ -1041,6 +1105,19 @@ class CorruptedClientView:
     received_shares : dict of int to tuple of int
         Per owner ``j``: this client's shares of ``(s_j^SK, b_j)``, its own
         share of its own secrets included (under its own id).
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from fedlib.secagg import CorruptedClientView, MaskingGraph, SecAggConfig, secure_aggregate
+    >>> config = SecAggConfig(MaskingGraph.complete(4), threshold=2, vector_length=2)
+    >>> x = np.array([[1, 2], [3, 4], [5, 6], [7, 8]], dtype=np.uint32)
+    >>> result = secure_aggregate(x, config, random_state=0)
+    >>> view = result.clients[1].corrupt()
+    >>> isinstance(view, CorruptedClientView), view.client_id, view.vector.tolist()
+    (True, 1, [3, 4])
+    >>> sorted(view.received_shares), len(view.mask_private_key), len(view.self_mask_seed)
+    ([0, 1, 2, 3], 32, 32)
     """
 
     client_id: int
@@ -1079,6 +1156,24 @@ class SecAggClient:
         ``random_state`` is a string other than ``"secrets"``.
     TypeError
         If ``random_state`` is of another type.
+
+    Examples
+    --------
+    Three clients and a server run the four stages by hand (:func:`secure_aggregate` does this in one call):
+
+    >>> import numpy as np
+    >>> from fedlib.secagg import MaskingGraph, SecAggClient, SecAggConfig, SecAggServer, Stage
+    >>> config = SecAggConfig(MaskingGraph.complete(3), threshold=2, vector_length=2)
+    >>> x = np.array([[1, 2], [3, 4], [5, 6]], dtype=np.uint32)
+    >>> clients = [SecAggClient(i, x[i], config) for i in range(3)]  # keys from the OS
+    >>> server = SecAggServer(config)
+    >>> bundles = server.collect_keys([c.advertise_keys() for c in clients])
+    >>> u2, deliveries = server.route_shares({i: c.share_keys(bundles[i]) for i, c in enumerate(clients)})
+    >>> u3 = server.collect_masked_inputs([c.masked_input(u2, deliveries[i]) for i, c in enumerate(clients)])
+    >>> clients[0].stage == Stage.UNMASKING
+    True
+    >>> server.unmask([c.unmask(u3) for c in clients]).tolist()
+    [9, 12]
     """
 
     def __init__(
@@ -1406,6 +1501,8 @@ class SecAggClient:
 
         Examples
         --------
+        >>> import numpy as np
+        >>> from fedlib.secagg import MaskingGraph, SecAggClient, SecAggConfig
         >>> config = SecAggConfig(MaskingGraph.complete(3), threshold=2, vector_length=2)
         >>> client = SecAggClient(0, np.array([1, 2], dtype=np.uint32), config, random_state=0)
         >>> restored = SecAggClient.from_bytes(client.to_bytes())
@@ -1577,6 +1674,27 @@ class SecAggServer:
         The masked inputs ``y_i`` received in time (after stage 2).
     rebuilt_seeds, rebuilt_mask_keys : dict of int to bytes
         ``b_i`` of ``U3`` and ``s_j^SK`` of ``U2 \\ U3``, as rebuilt (after stage 3).
+
+    Examples
+    --------
+    Client 2 goes silent after sharing its keys: the server rebuilds its mask key from the others' shares and
+    removes its pairwise masks, so the sum of the two survivors comes out exact.
+
+    >>> import numpy as np
+    >>> from fedlib.secagg import MaskingGraph, SecAggClient, SecAggConfig, SecAggServer
+    >>> config = SecAggConfig(MaskingGraph.complete(3), threshold=2, vector_length=2)
+    >>> x = np.array([[1, 2], [3, 4], [5, 6]], dtype=np.uint32)
+    >>> clients = [SecAggClient(i, x[i], config) for i in range(3)]
+    >>> server = SecAggServer(config)
+    >>> bundles = server.collect_keys([c.advertise_keys() for c in clients])
+    >>> u2, deliveries = server.route_shares({i: c.share_keys(bundles[i]) for i, c in enumerate(clients)})
+    >>> u3 = server.collect_masked_inputs([clients[i].masked_input(u2, deliveries[i]) for i in (0, 1)])
+    >>> sorted(u3)
+    [0, 1]
+    >>> server.unmask([clients[i].unmask(u3) for i in (0, 1)]).tolist()
+    [4, 6]
+    >>> sorted(server.rebuilt_mask_keys), sorted(server.rebuilt_seeds)
+    ([2], [0, 1])
     """
 
     def __init__(self, config: SecAggConfig, *, clock: PhaseClock | None = None) -> None:

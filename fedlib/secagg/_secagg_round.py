@@ -44,6 +44,18 @@ class SecAggResult:
         Masked inputs that reached the server after it had asked for unmasking.
     clients : dict of int to SecAggClient
         The clients' end states, for privacy experiments (:meth:`SecAggClient.corrupt`).
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from fedlib.secagg import PHASES, MaskingGraph, SecAggConfig, Stage, secure_aggregate
+    >>> config = SecAggConfig(MaskingGraph.complete(4), threshold=2, vector_length=3)
+    >>> x = np.arange(12, dtype=np.uint32).reshape(4, 3)
+    >>> result = secure_aggregate(x, config, dropouts={"masked_input": [0]}, random_state=0)
+    >>> result.total.tolist(), result.summed_clients.tolist()
+    ([18, 21, 24], [1, 2, 3])
+    >>> sorted(result.survivors[Stage.SHARE_KEYS]), result.bytes_sent.shape, tuple(result.seconds) == PHASES
+    ([0, 1, 2, 3], (4,), True)
     """
 
     total: np.ndarray
@@ -152,7 +164,8 @@ def secure_aggregate(
     the client itself included), threshold 3; client 5 drops before sending its
     masked input:
 
-    >>> from fedlib.secagg import harary_graph
+    >>> import numpy as np
+    >>> from fedlib.secagg import SecAggConfig, harary_graph, secure_aggregate
     >>> x = np.arange(18, dtype=np.uint32).reshape(6, 3)
     >>> config = SecAggConfig(harary_graph(6, 4, random_state=0), threshold=3, vector_length=3)
     >>> result = secure_aggregate(x, config, dropouts={"masked_input": [5]}, random_state=0)

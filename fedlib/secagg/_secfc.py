@@ -106,6 +106,23 @@ class CodedDistances:
     ------
     ValueError
         If the code's prime is not below 2**50.
+
+    Examples
+    --------
+    Four clients hold LCC shares (``ℓ = t = 1``) of three integer points; any ``R = 3`` of them answer, and the
+    server decodes ``d'_{i,h} = |S_h|² ||x_i − μ_h||²`` for the clustering ``{0, 1}``, ``{2}``:
+
+    >>> import numpy as np
+    >>> from fedlib.field import LagrangeCode
+    >>> from fedlib.secagg import SECFC_PRIME, CodedDistances, share_all
+    >>> code = LagrangeCode(n_clients=4, n_segments=1, n_masks=1, prime=SECFC_PRIME)
+    >>> X = np.array([[0, 0], [2, 0], [10, 10]])
+    >>> shares = share_all(code, X, [[0, 1], [2]], random_state=0)
+    >>> oracle = CodedDistances(code, shares, n_responders=3, random_state=0)
+    >>> oracle(np.array([0, 0, 1]), 2).tolist()
+    [[4, 200], [4, 164], [724, 0]]
+    >>> len(oracle.responders[0])
+    3
     """
 
     def __init__(
@@ -335,6 +352,7 @@ class SecFC(FederatedClusterer):
 
     Examples
     --------
+    >>> from fedlib.secagg import SecFC
     >>> from fedlib.cluster import centralized_lloyd
     >>> from fedlib.data import iid_partition, make_gaussian_mixture
     >>> ds = make_gaussian_mixture(200, 5, 3, random_state=0)
@@ -612,6 +630,8 @@ def feature_transform(X: NDArrayFloat, feature_scaling: str | None) -> tuple[NDA
 
     Examples
     --------
+    >>> import numpy as np
+    >>> from fedlib.secagg import feature_transform
     >>> offset, divisor = feature_transform(np.array([[0.0, 1.0], [2.0, 1.0]]), "standardize")
     >>> offset.tolist(), divisor.tolist()
     ([1.0, 1.0], [1.0, 1.0])
@@ -668,6 +688,7 @@ def default_colluders(n_clients: int, n_segments: int = 1) -> int:
 
     Examples
     --------
+    >>> from fedlib.secagg import default_colluders
     >>> default_colluders(10), default_colluders(16), default_colluders(4)
     (4, 6, 1)
     """

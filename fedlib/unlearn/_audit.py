@@ -53,6 +53,21 @@ def shortcut_unlearn_kmeans_plusplus(
     ------
     ValueError
         For an unknown ``strategy``.
+
+    Examples
+    --------
+    Seeds at 0.0, 5.0 and 9.0; forgetting the point 5.0:
+
+    >>> import numpy as np
+    >>> from fedlib.unlearn import shortcut_unlearn_kmeans_plusplus
+    >>> X = np.array([[0.0], [0.1], [5.0], [5.1], [9.0], [9.1]])
+    >>> X_rest = np.delete(X, 2, axis=0)
+    >>> moved = shortcut_unlearn_kmeans_plusplus(X, [0, 2, 4], [2], strategy="nearest_replacement")
+    >>> X_rest[moved].ravel().tolist()  # the seed moves to its neighbour
+    [0.0, 9.0, 5.1]
+    >>> exact = shortcut_unlearn_kmeans_plusplus(X, [0, 2, 4], [2], strategy="exact", random_state=0)
+    >>> X_rest[exact].ravel().tolist()  # the seeds drawn after it are drawn again
+    [0.0, 9.1, 5.1]
     """
     X = check_array(X)
     rng = check_random_state(random_state)
@@ -100,6 +115,19 @@ class AuditResult:
     frequencies : dict of str to dict of str to float
         For ``"unlearned"`` and ``"retrained"``: seed set (sorted rows of the
         remaining data, as a string) to its relative frequency.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from fedlib.unlearn import audit_seeding_unlearning
+    >>> X = np.array([[0.0], [0.05], [1.65], [2.05], [3.05], [4.9]])
+    >>> result = audit_seeding_unlearning(X, 2, [0], n_runs=100, random_state=0)
+    >>> result.strategy, result.n_runs, sorted(result.frequencies)
+    ('exact', 100, ['retrained', 'unlearned'])
+    >>> result.frequencies["unlearned"]["(2, 4)"], result.frequencies["retrained"]["(2, 4)"]
+    (0.23, 0.19)
+    >>> bool(result.pvalue > 0.01)
+    True
     """
 
     strategy: str
@@ -153,6 +181,8 @@ def audit_seeding_unlearning(
     --------
     Six points where the removed point 0 has a near twin (point 1):
 
+    >>> import numpy as np
+    >>> from fedlib.unlearn import audit_seeding_unlearning
     >>> X = np.array([[0.0], [0.05], [1.65], [2.05], [3.05], [4.9]])
     >>> exact = audit_seeding_unlearning(X, 3, [0], n_runs=400, random_state=0)
     >>> moved = audit_seeding_unlearning(X, 3, [0], strategy="nearest_replacement", n_runs=400, random_state=0)

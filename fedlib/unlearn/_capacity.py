@@ -46,6 +46,7 @@ def tau_sequential_printed(n_clients: int, k: int, sigma: float) -> int:
 
     Examples
     --------
+    >>> from fedlib.unlearn import tau_sequential_printed
     >>> tau_sequential_printed(200, 41, 40)
     40
     """
@@ -85,6 +86,7 @@ def tau_batch_printed(n_clients: int, k: int, zeta: float, sigma: float) -> int 
 
     Examples
     --------
+    >>> from fedlib.unlearn import tau_batch_printed
     >>> tau_batch_printed(1000, 43, 0.1, 40), tau_batch_printed(200, 41, 0.1, 40) is None
     (20, True)
     """
@@ -137,6 +139,7 @@ def f_batch_capacity(
 
     Examples
     --------
+    >>> from fedlib.unlearn import f_batch_capacity
     >>> round(f_batch_capacity(1, n_clients=1000, k=43, zeta=0.1, sigma=40), 2)
     -30.71
     """
@@ -194,6 +197,7 @@ def unlearning_capacity_exact(cluster_sizes, caps, sigma: float) -> int:
 
     Examples
     --------
+    >>> from fedlib.unlearn import unlearning_capacity_exact
     >>> unlearning_capacity_exact([50] * 4, 5, 40)
     5
     """

@@ -205,6 +205,8 @@ class ClusteredUnlearning(UnlearningMixin, BaseEstimator):
 
     Examples
     --------
+    >>> import numpy as np
+    >>> from fedlib.unlearn import ClusteredUnlearning
     >>> rng = np.random.default_rng(0)
     >>> X, y = rng.random((120, 8), dtype=np.float32), rng.integers(0, 2, 120)
     >>> clients = np.array_split(np.arange(120), 12)

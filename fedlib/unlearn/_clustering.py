@@ -54,6 +54,7 @@ def balanced_cluster_sizes(n_clients: int, k: int) -> tuple[int, ...]:
 
     Examples
     --------
+    >>> from fedlib.unlearn import balanced_cluster_sizes
     >>> balanced_cluster_sizes(500, 42)
     (46, 46, 46, 46, 46, 45, 45, 45, 45, 45, 45)
     """
@@ -156,6 +157,7 @@ def assign_clusters(
 
     Examples
     --------
+    >>> from fedlib.unlearn import assign_clusters
     >>> clusters = assign_clusters(10, 3, leftovers="round_robin", random_state=0)
     >>> sorted(len(c) for c in clusters), sorted(int(u) for c in clusters for u in c) == list(range(10))
     ([3, 3, 4], True)

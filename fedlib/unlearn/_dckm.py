@@ -67,6 +67,8 @@ class DCKMeans(UnlearningMixin, FederatedClusteringMixin, FederatedClusterer):
 
     Examples
     --------
+    >>> import numpy as np
+    >>> from fedlib.unlearn import DCKMeans
     >>> X = np.array([[0.0], [0.2], [5.0], [5.2], [0.1], [5.1]])
     >>> model = DCKMeans(2, random_state=0).fit(X, parts=[[0, 1, 2, 3], [4, 5]])
     >>> report = model.unlearn([1])

@@ -109,6 +109,8 @@ class FedEraser(AsyncFederatedTrainer):
 
     Examples
     --------
+    >>> import numpy as np
+    >>> from fedlib.unlearn import FedEraser
     >>> rng = np.random.default_rng(0)
     >>> X, y = rng.random((80, 6), dtype=np.float32), rng.integers(0, 2, 80)
     >>> eraser = FedEraser("softmax", concurrency=4, buffer=2, random_state=0).fit(

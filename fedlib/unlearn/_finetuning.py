@@ -329,6 +329,8 @@ class FineTuning(_FederatedForgetting):
 
     Examples
     --------
+    >>> import numpy as np
+    >>> from fedlib.unlearn import FineTuning
     >>> rng = np.random.default_rng(0)
     >>> X, y = rng.normal(size=(120, 4)).astype(np.float32), rng.integers(0, 2, 120)
     >>> model = FineTuning(rounds=3, unlearning_rounds=1, random_state=0)

@@ -53,6 +53,7 @@ def harary_degree(k: int, p: float, sigma: float, variant: Variant = "printed", 
 
     Examples
     --------
+    >>> from fedlib.unlearn import harary_degree
     >>> harary_degree(60, 0.3, 40)
     4
     >>> harary_degree(60, 0.3, 40, "corrected")
@@ -104,6 +105,7 @@ def harary_connected(removed, degree: int) -> np.ndarray:
 
     Examples
     --------
+    >>> from fedlib.unlearn import harary_connected
     >>> harary_connected([[0, 1, 0, 1, 0, 0], [0, 1, 1, 0, 1, 1]], 2).tolist()  # a ring of six
     [False, False]
     >>> harary_connected([0, 1, 1, 0, 0, 0], 4).item()

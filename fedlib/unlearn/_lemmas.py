@@ -53,6 +53,7 @@ def f1_shamir_security(k, *, n_clients: int, gamma: float, xi: float, sigma: flo
 
     Examples
     --------
+    >>> from fedlib.unlearn import f1_shamir_security
     >>> round(f1_shamir_security(41, n_clients=200, gamma=0.1, xi=0.7, sigma=40), 3)
     0.209
     """
@@ -109,6 +110,7 @@ def f2_shamir_correctness(
 
     Examples
     --------
+    >>> from fedlib.unlearn import f2_shamir_correctness
     >>> f2_shamir_correctness(6, n_clients=200, delta=0.1, zeta=0.1, xi=0.7, eta=40) >= 0
     True
     >>> f2_shamir_correctness(200, n_clients=200, delta=0.1, zeta=0.1, xi=0.7, eta=40, variant="corrected") >= 0
@@ -169,6 +171,7 @@ def f3_connectivity(
 
     Examples
     --------
+    >>> from fedlib.unlearn import f3_connectivity
     >>> f3_connectivity(1, gamma=0.1, delta=0.1, zeta=0.1, sigma=40) > 0
     True
     >>> f3_connectivity(60, gamma=0.1, delta=0.1, zeta=0.1, sigma=40, variant="derived") < 0
@@ -216,6 +219,7 @@ def balanced_threshold_rate(gamma: float, delta: float, zeta: float) -> float:
 
     Examples
     --------
+    >>> from fedlib.unlearn import balanced_threshold_rate
     >>> balanced_threshold_rate(0.1, 0.1, 0.1)
     0.45
     """

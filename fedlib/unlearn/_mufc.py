@@ -174,7 +174,9 @@ class MUFC(UnlearningMixin, FederatedClusteringMixin, FederatedClusterer):
 
     Examples
     --------
+    >>> import numpy as np
     >>> from fedlib.data import make_blobs
+    >>> from fedlib.unlearn import MUFC
     >>> X, _ = make_blobs((40, 40), 2, cluster_std=0.05, random_state=0)
     >>> parts = [np.arange(0, 40), np.arange(40, 80)]
     >>> model = MUFC(2, random_state=0).fit(X, parts=parts)

@@ -117,6 +117,7 @@ class ParGenResult:
 
     Examples
     --------
+    >>> from fedlib.unlearn import pargen
     >>> r = pargen(200, gamma=0.1, delta=0.1, zeta=0.1, xi=0.7, sigma=40, eta=40)
     >>> (r.k1, r.k2, r.k3, r.k, r.n_clusters, r.tau_seq, r.tau_bat), r.cluster_sizes
     ((41, 6, 1, 41, 4, 40, None), (50, 50, 50, 50))
@@ -233,6 +234,7 @@ def pargen(
 
     Examples
     --------
+    >>> from fedlib.unlearn import pargen
     >>> r = pargen(200, gamma=0.1, delta=0.1, zeta=0.1, xi=0.7, sigma=40, eta=40)
     >>> r.k, r.n_clusters, r.binding
     (41, 4, 'Lemma 1')

@@ -427,6 +427,8 @@ class RapidRetraining(_FederatedForgetting):
 
     Examples
     --------
+    >>> import numpy as np
+    >>> from fedlib.unlearn import RapidRetraining
     >>> rng = np.random.default_rng(0)
     >>> X, y = rng.normal(size=(120, 4)).astype(np.float32), rng.integers(0, 2, 120)
     >>> model = RapidRetraining(rounds=4, random_state=0).fit(X, y, parts=np.array_split(np.arange(120), 6))

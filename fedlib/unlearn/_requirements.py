@@ -73,6 +73,7 @@ def overflow_probability(cluster_sizes, caps, n_drawn: int) -> Fraction:
 
     Examples
     --------
+    >>> from fedlib.unlearn import overflow_probability
     >>> overflow_probability([2, 2], 1, 2)  # both drawn clients in the same cluster: 2 of the 6 pairs
     Fraction(1, 3)
     """
@@ -113,6 +114,7 @@ def r4_failure_probability(cluster_sizes, caps, tau: int) -> Fraction:
 
     Examples
     --------
+    >>> from fedlib.unlearn import r4_failure_probability
     >>> r4_failure_probability([50] * 4, 5, 5)  # five requests cannot exceed a cap of five
     Fraction(0, 1)
     >>> float(r4_failure_probability([50] * 4, 5, 6))  # all six in one cluster
@@ -177,6 +179,7 @@ class RequirementRisk:
 
     Examples
     --------
+    >>> from fedlib.unlearn import requirement_failure_probabilities
     >>> risk = requirement_failure_probabilities([50] * 4, gamma=0.1, delta=0.1, zeta=0.1, xi=0.7)["R1"]
     >>> risk.exact, risk.caps[0]
     (Fraction(0, 1), 34)
@@ -240,6 +243,7 @@ def requirement_failure_probabilities(
 
     Examples
     --------
+    >>> from fedlib.unlearn import requirement_failure_probabilities
     >>> risks = requirement_failure_probabilities([50] * 4, gamma=0.1, delta=0.1, zeta=0.1, xi=0.7)
     >>> round(risks["R2"].union_bound, 5)
     0.00956

@@ -45,8 +45,9 @@ class Retrain(UnlearningMixin, BaseEstimator):
 
     Examples
     --------
+    >>> import numpy as np
     >>> from fedlib.data import make_blobs
-    >>> from fedlib.unlearn import MUFC
+    >>> from fedlib.unlearn import MUFC, Retrain
     >>> X, _ = make_blobs((30, 30), 2, cluster_std=0.05, random_state=0)
     >>> parts = [np.arange(0, 30), np.arange(30, 60)]
     >>> model = Retrain(MUFC(2, aggregation="plaintext", random_state=0)).fit(X, parts=parts)

@@ -85,6 +85,7 @@ def expected_retrained_sequential(
 
     Examples
     --------
+    >>> from fedlib.unlearn import expected_retrained_sequential
     >>> round(expected_retrained_sequential(1000, 50, 20), 3)
     20.025
     >>> expected_retrained_sequential(1000, 50, 20, formula="post_removal")
@@ -140,6 +141,7 @@ def expected_retrained_batch(n_clients: int, k: int, tau, *, requests: Literal["
 
     Examples
     --------
+    >>> from fedlib.unlearn import expected_retrained_batch
     >>> round(expected_retrained_batch(1000, 50, 20), 2)
     621.51
     >>> round(expected_retrained_batch(1000, 50, 20, requests="clients"), 2)
@@ -188,6 +190,7 @@ def expected_retrained(cluster_sizes, n_requests: int, mode: str) -> float:
 
     Examples
     --------
+    >>> from fedlib.unlearn import expected_retrained
     >>> expected_retrained([10], 3, "batch"), expected_retrained([10], 3, "sequential")
     (7.0, 24.0)
     """
@@ -246,6 +249,7 @@ def simulate_retraining(
 
     Examples
     --------
+    >>> from fedlib.unlearn import simulate_retraining
     >>> sim = simulate_retraining(100, 10, 1, n_trials=50, random_state=0)
     >>> sim.mean().tolist()
     [10.0, 9.0, 9.0]

@@ -84,7 +84,9 @@ class KMeansPlusPlus(UnlearningMixin, BaseEstimator):
     Forgetting a seed keeps the seeds drawn before it and redraws the rest;
     with the same race keys the result is the seeding of the remaining data.
 
+    >>> import numpy as np
     >>> from fedlib.cluster import draw_race_keys, kmeans_plusplus
+    >>> from fedlib.unlearn import KMeansPlusPlus
     >>> X = np.array([[0.0], [0.1], [5.0], [5.1], [9.0], [9.1]])
     >>> seeding = KMeansPlusPlus(3, random_state=0).fit(X)
     >>> report = seeding.unlearn([seeding.seed_indices_[1]])

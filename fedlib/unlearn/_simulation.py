@@ -111,6 +111,7 @@ def simulate_requirements(
 
     Examples
     --------
+    >>> from fedlib.unlearn import simulate_requirements
     >>> table = simulate_requirements(200, 41, gamma=0.1, delta=0.1, zeta=0.1, xi=0.7, tau=5, degree=4,
     ...                               n_trials=200, random_state=0)
     >>> int(table.loc["R1", "failures"]), bool(table.loc["R3", "rate"] > 0.5)

@@ -26,6 +26,16 @@ class VoteResult:
         Whether two or more labels shared the most votes (the tie-break decided).
     votes : ndarray of int64, shape (n, n_classes)
         Votes per label.
+
+    Examples
+    --------
+    Two models that disagree on the first of two queries:
+
+    >>> import numpy as np
+    >>> from fedlib.unlearn import majority_vote
+    >>> out = majority_vote(np.array([[[0.9, 0.1], [0.6, 0.4]], [[0.2, 0.8], [0.7, 0.3]]]))
+    >>> out.votes.tolist(), out.labels.tolist(), out.tied.tolist(), out.tie_rate
+    ([[1, 1], [2, 0]], [0, 0], [True, False], 0.5)
     """
 
     labels: np.ndarray
@@ -63,6 +73,8 @@ def majority_vote(probabilities) -> VoteResult:
 
     Examples
     --------
+    >>> import numpy as np
+    >>> from fedlib.unlearn import majority_vote
     >>> p = np.array([[[0.9, 0.1], [0.6, 0.4]], [[0.2, 0.8], [0.7, 0.3]], [[0.3, 0.7], [0.45, 0.55]]])
     >>> out = majority_vote(p)
     >>> out.labels.tolist(), out.tied.tolist()
