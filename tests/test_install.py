@@ -13,6 +13,9 @@ from pathlib import Path
 import pytest
 
 ROOT = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(ROOT / "tools"))
+
+import recipes  # noqa: E402  (tools/recipes.py: the recipes as the scripts their pages offer)
 
 #: Import name -> distribution name, where they differ.
 DISTRIBUTIONS = {"sklearn": "scikit-learn", "flint": "python-flint"}
@@ -64,14 +67,47 @@ def test_the_readme_has_the_two_examples():
     assert len(examples) == 2 and "MUFC" in examples[0] and "secure_aggregate" in examples[1]
 
 
-@pytest.mark.install
-@pytest.mark.xdist_group("install")
-def test_core_install_in_a_fresh_environment_runs_the_examples(tmp_path):
-    """``pip install .`` (the core alone) into a new venv, then the README's examples from outside the checkout.
+#: Modules that only an extra brings: none of them may be in the core install.
+EXTRAS_ONLY = {"torch", "ortools", "matplotlib", "seaborn", "pandas", "networkx", "pooch", "flwr", "distributed"}
 
-    The clustering and secure-aggregation examples run without torch, OR-Tools, pandas or matplotlib;
-    importing a part that needs an extra names the extra.
-    """
+#: Run in the fresh environment: every public name of every package either works there or raises the
+#: MissingDependencyError that names its extra (never a bare ModuleNotFoundError), as the installed extras say.
+CHECK_NAMES = """
+import importlib, json, pkgutil, sys, sysconfig
+from pathlib import Path
+import fedlib, fedlib.data
+from fedlib.exceptions import MissingDependencyError
+extras = set(json.loads(sys.argv[2]))
+site = Path(sysconfig.get_paths()['purelib']).resolve()
+assert Path(sys.prefix).resolve() == Path(sys.argv[1]).resolve(), sys.prefix
+assert Path(fedlib.__file__).resolve().is_relative_to(site), (fedlib.__file__, site)
+assert 'celltype_processed.pkl' in fedlib.data.registry()  # package data
+needs = {'learn': 'learn', 'plot': 'plot', 'flower': 'flower'}
+names = sorted(m.name for m in pkgutil.iter_modules(fedlib.__path__) if not m.name.startswith('_'))
+works, refused = 0, 0
+for name in names:
+    try:
+        module = importlib.import_module('fedlib.' + name)
+    except MissingDependencyError as error:
+        extra = needs[name]
+        assert extra not in extras, f'fedlib.{name} refused with the {extra} extra installed: {error}'
+        assert f"fedlib-unlearning[{extra}]" in str(error), error
+        refused += 1
+        continue
+    assert needs.get(name) in extras | {None}, f'fedlib.{name} imported without its extra'
+    for attr in module.__all__:
+        try:
+            getattr(module, attr)
+            works += 1
+        except MissingDependencyError as error:
+            assert 'learn' not in extras and "fedlib-unlearning[learn]" in str(error), (name, attr, error)
+            refused += 1
+print(works, refused)
+"""
+
+
+def _fresh_install(tmp_path: Path, spec: str) -> Path:
+    """``pip install <copy of the checkout><spec>`` (non-editable) into a new venv; its Python."""
     # Build from a copy of the package sources, so that the build leaves nothing in the checkout.
     source = tmp_path / "source"
     source.mkdir()
@@ -82,42 +118,80 @@ def test_core_install_in_a_fresh_environment_runs_the_examples(tmp_path):
     subprocess.run([sys.executable, "-m", "venv", str(venv)], check=True)
     python = venv / "bin" / "python"
     install = subprocess.run(
-        [str(python), "-m", "pip", "install", "--quiet", "--disable-pip-version-check", str(source),
+        [str(python), "-m", "pip", "install", "--quiet", "--disable-pip-version-check", f"{source}{spec}",
          "-c", str(ROOT / "constraints.txt")],
         capture_output=True, text=True,
     )  # fmt: skip
     assert install.returncode == 0, install.stderr[-4000:]
-    env = {"PATH": "/usr/bin:/bin", "HOME": str(tmp_path)}
+    return python
+
+
+def _installed(python: Path) -> set[str]:
     listed = subprocess.run([str(python), "-m", "pip", "list", "--format=freeze"], capture_output=True, text=True)
-    installed = {line.split("==")[0].lower() for line in listed.stdout.split()}
-    assert not installed & {"torch", "ortools", "matplotlib", "seaborn", "pandas", "networkx", "pooch"}, installed
+    return {line.split("==")[0].lower() for line in listed.stdout.split()}
+
+
+def _user_env(tmp_path: Path) -> dict[str, str]:
+    """What a user's shell has: a PATH and a HOME, nothing of the checkout (no PYTHONPATH, no data mirror)."""
+    return {"PATH": "/usr/bin:/bin", "HOME": str(tmp_path), "FEDLIB_PROGRESS": "0"}
+
+
+def _run_recipes(python: Path, tmp_path: Path, extras: tuple[str, ...]) -> list[str]:
+    """Every recipe whose page asks for exactly ``extras``, downloaded as its script and run at scale "ci"."""
+    ran = []
+    for recipe in recipes.RECIPES:
+        if recipes.extras(recipe) != extras:
+            continue
+        script = tmp_path / f"{Path(recipe).stem}.py"
+        script.write_text(recipes.script(recipe, parameters={"scale": "ci"}))
+        run = subprocess.run([str(python), str(script)], cwd=tmp_path, capture_output=True, text=True,
+                             env=_user_env(tmp_path))  # fmt: skip
+        assert run.returncode == 0, f"{recipe} as a script on {recipes.install(recipe)!r}:\n{run.stderr[-4000:]}"
+        assert run.stdout.strip(), f"{recipe} as a script printed nothing"
+        ran.append(Path(recipe).stem)
+    return ran
+
+
+def test_every_recipe_runs_on_one_of_the_installs_tested_here():
+    """Each recipe's page asks for the core or the learn install, the two that the tests below make afresh."""
+    asked = {Path(recipe).stem: recipes.extras(recipe) for recipe in recipes.RECIPES}
+    assert asked and all(extras in {(), ("learn",)} for extras in asked.values()), asked
+
+
+@pytest.mark.install
+@pytest.mark.xdist_group("install")
+def test_core_install_in_a_fresh_environment_runs_the_examples(tmp_path):
+    """``pip install .`` (the core alone) into a new venv, then what needs only the core, from outside the checkout.
+
+    The README's clustering and secure-aggregation examples, and the recipes whose page says
+    ``pip install 'fedlib-unlearning'``, run without torch, OR-Tools, pandas or matplotlib; every public name
+    either works or raises the MissingDependencyError naming its extra.
+    """
+    python = _fresh_install(tmp_path, "")
+    assert not _installed(python) & EXTRAS_ONLY
+    env = _user_env(tmp_path)
     for example in readme_examples():
         run = subprocess.run([str(python), "-c", example], cwd=tmp_path, capture_output=True, text=True, env=env)
         assert run.returncode == 0, run.stderr[-4000:]
-    script = (
-        "import sys, sysconfig\n"
-        "from pathlib import Path\n"
-        "import fedlib, fedlib.cluster, fedlib.data, fedlib.field, fedlib.privacy, fedlib.secagg, fedlib.unlearn\n"
-        "from fedlib.exceptions import MissingDependencyError\n"
-        "site = Path(sysconfig.get_paths()['purelib']).resolve()\n"
-        "assert Path(sys.prefix).resolve() == Path(sys.argv[1]).resolve(), sys.prefix\n"
-        "assert Path(fedlib.__file__).resolve().is_relative_to(site), (fedlib.__file__, site)\n"
-        "assert 'celltype_processed.pkl' in fedlib.data.registry()  # package data\n"
-        "for name, extra in [('fedlib.learn', 'learn'), ('fedlib.plot', 'plot')]:\n"
-        "    try:\n"
-        "        __import__(name)\n"
-        "    except MissingDependencyError as error:\n"
-        "        assert f\"fedlib-unlearning[{extra}]\" in str(error), error\n"
-        "    else:\n"
-        "        raise AssertionError(name + ' imported without its extra')\n"
-        "try:\n"
-        "    fedlib.unlearn.ClusteredUnlearning\n"
-        "except ImportError as error:\n"
-        "    assert 'fedlib-unlearning[learn]' in str(error), error\n"
-        "else:\n"
-        "    raise AssertionError('ClusteredUnlearning without torch')\n"
-        "print('ok')\n"
-    )
-    run = subprocess.run([str(python), "-c", script, str(venv)], cwd=tmp_path, capture_output=True, text=True, env=env)
+    run = subprocess.run([str(python), "-c", CHECK_NAMES, str(python.parents[1]), "[]"],
+                         cwd=tmp_path, capture_output=True, text=True, env=env)  # fmt: skip
     assert run.returncode == 0, run.stderr[-4000:]
-    assert run.stdout.strip() == "ok"
+    works, refused = map(int, run.stdout.split())
+    assert works > 100 and refused >= 6, (works, refused)  # learn, plot, flower; four torch-backed unlearners
+    assert _run_recipes(python, tmp_path, ()), "no recipe needs only the core"
+
+
+@pytest.mark.install
+@pytest.mark.xdist_group("install")
+def test_learn_install_in_a_fresh_environment_runs_the_torch_recipes(tmp_path):
+    """``pip install '.[learn]'``: torch, and nothing of the other extras; the recipes that ask for it run."""
+    python = _fresh_install(tmp_path, "[learn]")
+    installed = _installed(python)
+    # torch itself needs networkx; nothing else of the other extras comes with it.
+    assert "torch" in installed and not installed & (EXTRAS_ONLY - {"torch", "networkx"}), installed
+    run = subprocess.run([str(python), "-c", CHECK_NAMES, str(python.parents[1]), '["learn"]'],
+                         cwd=tmp_path, capture_output=True, text=True, env=_user_env(tmp_path))  # fmt: skip
+    assert run.returncode == 0, run.stderr[-4000:]
+    works, refused = map(int, run.stdout.split())
+    assert refused == 2, (works, refused)  # fedlib.plot and fedlib.flower
+    assert _run_recipes(python, tmp_path, ("learn",)), "no recipe needs the learn extra"
