@@ -23,6 +23,15 @@ def progress(iterable: Iterable[T], **kwargs) -> Iterable[T]:
     -------
     iterable
         A tqdm bar over ``iterable``, or ``iterable`` itself.
+
+    Examples
+    --------
+    >>> import os
+    >>> from fedlib.utils import progress
+    >>> os.environ["FEDLIB_PROGRESS"] = "0"  # no bar, as in the rendered book
+    >>> sum(progress(range(10), desc="rounds"))
+    45
+    >>> del os.environ["FEDLIB_PROGRESS"]
     """
     if os.environ.get("FEDLIB_PROGRESS", "1") == "0":
         return iterable

@@ -65,6 +65,7 @@ def check_random_state(random_state: SeedLike) -> np.random.Generator:
 
     Examples
     --------
+    >>> from fedlib.utils import check_random_state
     >>> check_random_state(7).random() == check_random_state(7).random()
     True
     """
@@ -99,6 +100,7 @@ def root_sequence(random_state: SeedLike) -> np.random.SeedSequence:
 
     Examples
     --------
+    >>> from fedlib.utils import root_sequence
     >>> root_sequence(3).entropy
     3
     """
@@ -130,6 +132,8 @@ def child_sequence(root: np.random.SeedSequence, *key: int) -> np.random.SeedSeq
 
     Examples
     --------
+    >>> import numpy as np
+    >>> from fedlib.utils import child_sequence
     >>> root = np.random.SeedSequence(0)
     >>> a = np.random.default_rng(child_sequence(root, 1, 2)).random()
     >>> a == np.random.default_rng(child_sequence(root, 1, 2)).random()
@@ -168,6 +172,7 @@ def spawn_generators(random_state: SeedLike, n: int) -> list[np.random.Generator
 
     Examples
     --------
+    >>> from fedlib.utils import spawn_generators
     >>> a, b = spawn_generators(0, 2)
     >>> a.random() == spawn_generators(0, 2)[0].random(), a.random() == b.random()
     (True, False)
@@ -200,6 +205,7 @@ def check_key_source(random_state: SeedLike | str) -> KeySource:
 
     Examples
     --------
+    >>> from fedlib.utils import check_key_source
     >>> check_key_source("secrets")
     'secrets'
     """
@@ -235,6 +241,7 @@ def spawn_key_sources(random_state: SeedLike | str, n: int) -> list[KeySource]:
 
     Examples
     --------
+    >>> from fedlib.utils import spawn_key_sources
     >>> spawn_key_sources("secrets", 2)
     ['secrets', 'secrets']
     """

@@ -70,6 +70,7 @@ def check_scalar(
 
     Examples
     --------
+    >>> from fedlib.utils import check_scalar
     >>> check_scalar(3, "n_clients", "int", min_val=1)
     3
     >>> check_scalar(2.7, "n_clients", "int")

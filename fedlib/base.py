@@ -69,6 +69,7 @@ class UnlearningReport:
 
     Examples
     --------
+    >>> from fedlib.base import UnlearningReport
     >>> report = UnlearningReport(forgotten_samples=(3,), clients_retrained=(0,), client_seconds=0.002)
     >>> report.seconds, report.forgotten
     (0.002, 'samples (3,)')
@@ -111,6 +112,22 @@ class UnlearningMixin:
     returns an :class:`UnlearningReport`. It also implements
     ``_held_samples()`` and ``_held_clients()``: the rows and clients the
     fitted model still holds, against which requests are checked.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from fedlib.base import UnlearningMixin
+    >>> from fedlib.unlearn import MUFC
+    >>> issubclass(MUFC, UnlearningMixin), sorted(MUFC.unlearns)
+    (True, ['clients', 'samples'])
+    >>> X = np.array([[0.0], [0.2], [5.0], [5.2], [0.1], [5.1]])
+    >>> model = MUFC(n_clusters=2, random_state=0).fit(X, parts=[[0, 1, 2], [3, 4, 5]])
+    >>> model.unlearn(samples=[0]).forgotten
+    'samples (0,)'
+    >>> model.unlearn(samples=[0])
+    Traceback (most recent call last):
+        ...
+    fedlib.exceptions.UnlearningRequestError: samples [0] are not held by the fitted model: never fitted, or ...
     """
 
     #: What the method can forget: a subset of ``{"samples", "clients"}``.
@@ -230,6 +247,8 @@ class FederatedClusterer(BaseEstimator):
 
     Examples
     --------
+    >>> import numpy as np
+    >>> from fedlib.base import FederatedClusterer
     >>> class Means(FederatedClusterer):
     ...     _fitted_attribute = "client_means_"
     ...

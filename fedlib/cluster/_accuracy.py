@@ -46,6 +46,7 @@ def clustering_accuracy(labels_true, labels_pred) -> float:
 
     Examples
     --------
+    >>> from fedlib.cluster import clustering_accuracy
     >>> clustering_accuracy([0, 0, 1, 1, 2], [5, 5, 3, 3, 3])
     0.8
     """

@@ -71,6 +71,16 @@ class Assignment:
         The integer rating ``D_kn`` of each client's match.
     method : str
         The solver.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from fedlib.cluster import lexmin_assignment
+    >>> assignment = lexmin_assignment(np.array([[0, 5], [0, 5], [0, 9], [1, 2]]), lower=1, upper=3)
+    >>> assignment.labels.tolist(), assignment.sizes.tolist(), assignment.method
+    ([0, 0, 0, 1], [3, 1], 'lexmin_flow')
+    >>> assignment.sorted_ratings.tolist()  # the vector KNOT minimises lexicographically
+    [2, 0, 0, 0]
     """
 
     labels: np.ndarray
@@ -114,6 +124,7 @@ def size_bounds(n_clients: int, n_clusters: int, lower: float | None = None, upp
 
     Examples
     --------
+    >>> from fedlib.cluster import size_bounds
     >>> size_bounds(100, 5)
     (10, 50)
     """
@@ -166,6 +177,7 @@ def round_ratings(d, levels: int = 100) -> np.ndarray:
 
     Examples
     --------
+    >>> from fedlib.cluster import round_ratings
     >>> round_ratings([[0.0, 0.5], [0.26, 1.0]], levels=10).tolist()
     [[0, 5], [3, 10]]
     """
@@ -210,6 +222,7 @@ def cluster_anchors(T, S, n_clusters: int, *, anchors: str = "paper") -> tuple[n
 
     Examples
     --------
+    >>> from fedlib.cluster import cluster_anchors
     >>> T_anchor, S_anchor = cluster_anchors([10.0, 30.0], [0.2, 0.6], 3)
     >>> T_anchor.tolist(), S_anchor.round(3).tolist()
     ([10.0, 20.0, 30.0], [0.333, 0.667, 1.0])
@@ -251,6 +264,7 @@ def match_ratings(T, S, n_clusters: int, *, a: float | None = None, b: float = 1
 
     Examples
     --------
+    >>> from fedlib.cluster import match_ratings
     >>> match_ratings([1.0, 3.0], [0.5, 1.0], 2).round(3).tolist()
     [[0.0, 1.118], [1.118, 0.0]]
     """
@@ -423,6 +437,8 @@ def lexmin_assignment(
 
     Examples
     --------
+    >>> import numpy as np
+    >>> from fedlib.cluster import lexmin_assignment
     >>> D = np.array([[0, 5], [0, 5], [0, 9], [1, 2]])
     >>> lexmin_assignment(D, lower=1, upper=3).labels.tolist()  # cluster 1 needs a client: the cheapest is 3's 2
     [0, 0, 0, 1]
@@ -490,6 +506,7 @@ def assignment_constraints(n_clients: int, n_clusters: int, *, conflicts=()):
 
     Examples
     --------
+    >>> from fedlib.cluster import assignment_constraints
     >>> A = assignment_constraints(2, 2).toarray()
     >>> A[:2].tolist(), A[4:6].tolist()  # A_1 (clients) and A_2 (clusters); the other rows are their negatives
     ([[1, 1, 0, 0], [0, 0, 1, 1]], [[1, 0, 1, 0], [0, 1, 0, 1]])
@@ -540,6 +557,7 @@ def integer_determinant(M) -> int:
 
     Examples
     --------
+    >>> from fedlib.cluster import integer_determinant
     >>> integer_determinant([[1, 1, 0], [0, 1, 1], [1, 0, 1]])
     2
     """
@@ -581,6 +599,13 @@ class SubdeterminantSample:
         Their exact determinants.
     exhaustive : bool
         Whether these are all square submatrices up to the largest size, not a sample.
+
+    Examples
+    --------
+    >>> from fedlib.cluster import assignment_constraints, sample_subdeterminants
+    >>> sample = sample_subdeterminants(assignment_constraints(2, 2), max_size=2)
+    >>> sample.exhaustive, sample.sizes.size, sample.counts, sample.unimodular
+    (True, 200, {-1: 42, 0: 104, 1: 54}, True)
     """
 
     sizes: np.ndarray
@@ -648,6 +673,7 @@ def sample_subdeterminants(
 
     Examples
     --------
+    >>> from fedlib.cluster import assignment_constraints, sample_subdeterminants
     >>> sample_subdeterminants(assignment_constraints(2, 2), max_size=4).unimodular
     True
     >>> sample_subdeterminants(assignment_constraints(2, 2, conflicts=[((0, 1), (1, 0))]), max_size=3).counts
@@ -737,6 +763,7 @@ def separable_objective(D, x, *, base: int | None = None) -> int:
 
     Examples
     --------
+    >>> from fedlib.cluster import separable_objective
     >>> separable_objective([[2, 0], [1, 3]], [0, 0])  # (KN)^2 + (KN)^0 + (KN)^1 + (KN)^0 with KN = 4
     22
     """
@@ -779,6 +806,7 @@ def lambda_lp_objective(D, x, *, base: int | None = None):
 
     Examples
     --------
+    >>> from fedlib.cluster import lambda_lp_objective
     >>> lambda_lp_objective([[2, 0], [1, 3]], [0, 0])
     22
     >>> lambda_lp_objective([[2, 0], [1, 3]], [[0.5, 0.5], [1, 0]])

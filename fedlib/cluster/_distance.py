@@ -26,6 +26,8 @@ def row_norms_squared(X: NDArrayFloat) -> NDArrayFloat:
 
     Examples
     --------
+    >>> import numpy as np
+    >>> from fedlib.cluster import row_norms_squared
     >>> row_norms_squared(np.array([[3.0, 4.0], [1.0, 0.0]])).tolist()
     [25.0, 1.0]
     """
@@ -59,6 +61,8 @@ def squared_distances(
 
     Examples
     --------
+    >>> import numpy as np
+    >>> from fedlib.cluster import squared_distances
     >>> squared_distances(np.array([[0.0, 0.0], [3.0, 4.0]]), np.array([[0.0, 0.0]])).ravel().tolist()
     [0.0, 25.0]
     """
@@ -91,6 +95,13 @@ def nearest_centre_labels(X, centers: NDArrayFloat) -> NDArrayInt:
     ------
     ValueError
         If ``X`` has a different number of features than the centres.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from fedlib.cluster import nearest_centre_labels
+    >>> nearest_centre_labels([[0.2, 0.1], [4.0, 4.0], [2.5, 2.5]], np.array([[0.0, 0.0], [5.0, 5.0]])).tolist()
+    [0, 1, 0]
     """
     from fedlib._validation import check_array
 
@@ -129,6 +140,8 @@ def assign_to_nearest(
 
     Examples
     --------
+    >>> import numpy as np
+    >>> from fedlib.cluster import assign_to_nearest
     >>> labels, d2 = assign_to_nearest(np.array([[0.0], [4.0]]), np.array([[1.0], [5.0]]))
     >>> labels.tolist(), d2.tolist()
     ([0, 1], [1.0, 1.0])

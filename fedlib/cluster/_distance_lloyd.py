@@ -71,6 +71,24 @@ class DistanceOracle(Protocol):
     ----------
     n_samples : int
         Number of points, m.
+
+    Examples
+    --------
+    An oracle that counts the server's queries, on top of :class:`FloatDistances`:
+
+    >>> from fedlib.cluster import FloatDistances, distance_lloyd
+    >>> class CountingOracle:
+    ...     def __init__(self, X):
+    ...         self.distances, self.calls = FloatDistances(X), 0
+    ...         self.n_samples = self.distances.n_samples
+    ...
+    ...     def __call__(self, labels, n_clusters):
+    ...         self.calls += 1
+    ...         return self.distances(labels, n_clusters)
+    >>> oracle = CountingOracle([[0.0], [1.0], [9.0], [10.0]])
+    >>> result = distance_lloyd(oracle, 2, random_state=0)
+    >>> result.labels.tolist(), result.converged, oracle.calls  # two seed queries, then one round
+    ([1, 1, 0, 0], True, 3)
     """
 
     n_samples: int
@@ -97,6 +115,8 @@ class PlainIntegerDistances:
 
     Examples
     --------
+    >>> import numpy as np
+    >>> from fedlib.cluster import PlainIntegerDistances
     >>> oracle = PlainIntegerDistances([[0], [2], [10]])
     >>> oracle(np.array([0, 0, 1]), 2).tolist()  # |S_0| = 2: d' = ||x_0 + x_1 − 2 x_i||²
     [[4, 100], [4, 64], [324, 0]]
@@ -137,6 +157,8 @@ class FloatDistances:
 
     Examples
     --------
+    >>> import numpy as np
+    >>> from fedlib.cluster import FloatDistances
     >>> FloatDistances([[0.0], [2.0], [10.0]])(np.array([0, 0, 1]), 2).tolist()
     [[4.0, 100.0], [4.0, 64.0], [324.0, 0.0]]
     """
@@ -166,6 +188,8 @@ class OracleColumns:
 
     Examples
     --------
+    >>> import numpy as np
+    >>> from fedlib.cluster import FloatDistances, OracleColumns
     >>> columns = OracleColumns(FloatDistances([[0.0], [2.0], [10.0]]))
     >>> columns(np.array([2])).ravel().tolist()  # ||x_i − x_2||²
     [100.0, 64.0, 0.0]
@@ -217,6 +241,8 @@ def assign_from_distances(distances: np.ndarray, sizes: NDArrayInt) -> NDArrayIn
 
     Examples
     --------
+    >>> import numpy as np
+    >>> from fedlib.cluster import assign_from_distances
     >>> assign_from_distances(np.array([[4, 9], [36, 1]]), np.array([2, 1])).tolist()
     [0, 1]
     >>> # 10**9 + 10**-8 against 10**9: equal in float64, told apart exactly
@@ -293,6 +319,8 @@ def separate(seed_distances: np.ndarray, seeds: NDArrayInt) -> NDArrayInt:
 
     Examples
     --------
+    >>> import numpy as np
+    >>> from fedlib.cluster import separate
     >>> separate(np.array([[0, 100], [50, 60], [100, 0]]), np.array([0, 2])).tolist()
     [0, -1, 1]
     """
@@ -376,6 +404,8 @@ def distance_lloyd(
 
     Examples
     --------
+    >>> import numpy as np
+    >>> from fedlib.cluster import FloatDistances, distance_lloyd
     >>> X = np.array([[0.0], [1.0], [10.0], [11.0]])
     >>> run = distance_lloyd(FloatDistances(X), 2, init=[0, 0, 0, 1])
     >>> run.labels.tolist(), run.n_iter, run.converged
@@ -458,6 +488,7 @@ def centralized_lloyd(
 
     Examples
     --------
+    >>> from fedlib.cluster import centralized_lloyd
     >>> import numpy as np
     >>> X = np.array([[0.0, 0.0], [0.0, 1.0], [9.0, 9.0], [9.0, 10.0]])
     >>> run = centralized_lloyd(X, 2, scale=10.0, random_state=0)

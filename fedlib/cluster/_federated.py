@@ -25,6 +25,24 @@ class FederatedClusteringMixin:
     """``predict`` for federated estimators: the nearest of the fitted ``server_centers_``.
 
     Mixed into subclasses of :class:`fedlib.base.FederatedClusterer` that fit ``server_centers_``.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from fedlib.base import FederatedClusterer
+    >>> from fedlib.cluster import FederatedClusteringMixin
+    >>> class FirstRows(FederatedClusteringMixin, FederatedClusterer):
+    ...     # Server centres: the first row of each client.
+    ...     def __init__(self, n_clusters=2):
+    ...         self.n_clusters = n_clusters
+    ...
+    ...     def fit(self, X, y=None, *, parts=None):
+    ...         X, parts, _ = self._check_fit_data(X, y, parts)
+    ...         self.server_centers_ = X[[part[0] for part in parts]]
+    ...         return self
+    >>> model = FirstRows().fit(np.array([[0.0], [0.5], [9.0], [9.5]]), parts=[[0, 1], [2, 3]])
+    >>> model.predict([[1.0], [8.0]]).tolist()
+    [0, 1]
     """
 
     _fitted_attribute = "server_centers_"
@@ -84,6 +102,8 @@ def local_clusters(
 
     Examples
     --------
+    >>> import numpy as np
+    >>> from fedlib.cluster import local_clusters
     >>> X = np.array([[0.0], [1.0], [9.0], [10.0]])
     >>> centers, labels = local_clusters(X, np.array([0, 3]), lloyd=True)
     >>> centers.ravel().tolist(), labels.tolist()
@@ -164,6 +184,8 @@ class OneShotFederatedKMeans(FederatedClusteringMixin, FederatedClusterer):
 
     Examples
     --------
+    >>> import numpy as np
+    >>> from fedlib.cluster import OneShotFederatedKMeans
     >>> X = np.array([[0.0], [0.2], [5.0], [5.2], [0.1], [5.1]])
     >>> model = OneShotFederatedKMeans(2, random_state=0).fit(X, parts=[[0, 1, 2, 3], [4, 5]])
     >>> sorted(model.server_centers_.ravel().round().tolist())

@@ -233,6 +233,8 @@ class KFED(FederatedClusteringMixin, FederatedClusterer):
 
     Examples
     --------
+    >>> import numpy as np
+    >>> from fedlib.cluster import KFED
     >>> X = np.array([[0.0], [0.2], [5.0], [5.2], [0.1], [5.1]])
     >>> model = KFED(2, n_local_clusters=2, random_state=0).fit(X, parts=[[0, 1, 2, 3], [4, 5]])
     >>> sorted(model.server_centers_.ravel().round(2).tolist())

@@ -89,6 +89,7 @@ def kmeans_plusplus(
 
     Examples
     --------
+    >>> from fedlib.cluster import kmeans_plusplus
     >>> import numpy as np
     >>> X = np.array([[0.0, 0.0], [0.1, 0.0], [5.0, 5.0], [5.1, 5.0]])
     >>> centers, indices = kmeans_plusplus(X, 2, random_state=0)
@@ -140,6 +141,8 @@ def draw_race_keys(n_samples: int, n_clusters: int, *, random_state: SeedLike = 
 
     Examples
     --------
+    >>> import numpy as np
+    >>> from fedlib.cluster import draw_race_keys, kmeans_plusplus
     >>> X = np.array([[0.0], [0.1], [5.0], [5.1]])
     >>> keys = draw_race_keys(4, 2, random_state=0)
     >>> _, seeds = kmeans_plusplus(X, 2, race_keys=keys)
@@ -175,6 +178,25 @@ class DistanceColumns(Protocol):
     ----------
     n_samples : int
         Number of points.
+
+    Examples
+    --------
+    K-means++ from a precomputed matrix of squared distances draws the seeds it draws from coordinates:
+
+    >>> import numpy as np
+    >>> from fedlib.cluster import kmeans_plusplus_indices
+    >>> class PrecomputedColumns:
+    ...     def __init__(self, D):
+    ...         self.D, self.n_samples = D, D.shape[0]
+    ...
+    ...     def __call__(self, indices):
+    ...         return self.D[:, indices]
+    >>> X = np.array([[0.0, 0.0], [0.1, 0.0], [5.0, 5.0], [5.1, 5.0]])
+    >>> D = ((X[:, None, :] - X[None, :, :]) ** 2).sum(axis=-1)
+    >>> kmeans_plusplus_indices(PrecomputedColumns(D), 2, np.ones(4), 0).tolist()
+    [2, 0]
+    >>> kmeans_plusplus_indices(X, 2, np.ones(4), 0).tolist()
+    [2, 0]
     """
 
     n_samples: int
@@ -194,6 +216,8 @@ class CoordinateColumns:
 
     Examples
     --------
+    >>> import numpy as np
+    >>> from fedlib.cluster import CoordinateColumns
     >>> columns = CoordinateColumns(np.array([[0.0, 0.0], [3.0, 4.0]]))
     >>> columns(np.array([1])).ravel().tolist()
     [25.0, 0.0]
@@ -276,6 +300,8 @@ def kmeans_plusplus_indices(
 
     Examples
     --------
+    >>> import numpy as np
+    >>> from fedlib.cluster import kmeans_plusplus, kmeans_plusplus_indices
     >>> X = np.array([[0.0, 0.0], [0.1, 0.0], [5.0, 5.0], [5.1, 5.0]])
     >>> idx = kmeans_plusplus_indices(X, 2, np.ones(4), np.random.default_rng(0))
     >>> idx.tolist() == kmeans_plusplus(X, 2, random_state=0)[1].tolist()

@@ -45,6 +45,14 @@ class LloydResult:
         The last point-to-cluster matrix the labels were assigned from.
     assign_seconds : list of float, default=[]
         Time of the argmin in each round.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from fedlib.cluster import lloyd
+    >>> result = lloyd(np.array([[0.0], [1.0], [9.0], [10.0]]), np.array([[0.0], [10.0]]))
+    >>> result.labels.tolist(), result.centers.ravel().tolist(), result.inertia, result.converged
+    ([0, 0, 1, 1], [0.5, 9.5], 1.0, True)
     """
 
     labels: NDArrayInt
@@ -184,6 +192,7 @@ def lloyd(
 
     Examples
     --------
+    >>> from fedlib.cluster import lloyd
     >>> import numpy as np
     >>> X = np.array([[0.0], [1.0], [10.0], [11.0]])
     >>> lloyd(X, [[0.0], [1.0]]).centers.ravel().tolist()
@@ -286,6 +295,8 @@ class KMeans(ClusterMixin, TransformerMixin, BaseEstimator):
 
     Examples
     --------
+    >>> import numpy as np
+    >>> from fedlib.cluster import KMeans
     >>> X = np.array([[0.0], [0.2], [5.0], [5.2]])
     >>> km = KMeans(2, n_init=3, random_state=0).fit(X)
     >>> sorted(km.cluster_centers_.ravel().round(2).tolist()), round(km.inertia_, 2)

@@ -31,6 +31,8 @@ def membership_matrix(labels: NDArrayInt, n_clusters: int, *, weights=None) -> c
 
     Examples
     --------
+    >>> import numpy as np
+    >>> from fedlib.cluster import membership_matrix
     >>> membership_matrix(np.array([1, -1, 0, 1]), 2).toarray().tolist()
     [[0, 0, 1, 0], [1, 0, 0, 1]]
     """
@@ -65,6 +67,8 @@ def cluster_sums(X: np.ndarray, labels: NDArrayInt, n_clusters: int, *, weights=
 
     Examples
     --------
+    >>> import numpy as np
+    >>> from fedlib.cluster import cluster_sums
     >>> cluster_sums(np.array([[1.0], [2.0], [4.0]]), np.array([0, 1, 0]), 2).ravel().tolist()
     [5.0, 2.0]
     """
@@ -88,6 +92,8 @@ def cluster_sizes(labels: NDArrayInt, n_clusters: int) -> NDArrayInt:
 
     Examples
     --------
+    >>> import numpy as np
+    >>> from fedlib.cluster import cluster_sizes
     >>> cluster_sizes(np.array([0, 2, 2, -1]), 3).tolist()
     [1, 0, 2]
     """

@@ -46,6 +46,7 @@ def kmeans_objective(X, centers, *, labels=None, sample_weight=None) -> float:
 
     Examples
     --------
+    >>> from fedlib.cluster import kmeans_objective
     >>> import numpy as np
     >>> X = np.array([[0.0], [1.0], [3.0]])
     >>> kmeans_objective(X, [[0.0], [3.0]]), kmeans_objective(X, [[0.0], [3.0]], labels=[0, 1, 1])
@@ -96,6 +97,7 @@ def loss_ratio(loss: float, reference: float) -> float:
 
     Examples
     --------
+    >>> from fedlib.cluster import loss_ratio
     >>> loss_ratio(3.0, 2.0)
     1.5
     """

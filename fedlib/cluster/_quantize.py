@@ -49,6 +49,7 @@ class UniformGrid:
 
     Examples
     --------
+    >>> from fedlib.cluster import UniformGrid
     >>> grid = UniformGrid.from_data([[0.0, 0.0], [1.0, 0.5]], 0.5)
     >>> grid.shape, grid.n_bins
     ((3, 2), 6)

@@ -56,6 +56,7 @@ class PrimeField:
 
     Examples
     --------
+    >>> from fedlib.field import PrimeField
     >>> small, large = PrimeField(2**50 - 27), PrimeField(2**255 - 19)
     >>> small.dtype, large.dtype
     (dtype('int64'), dtype('O'))

@@ -47,6 +47,16 @@ def check_modulus(q: int) -> int:
         If ``q`` is not an integer.
     ValueError
         If ``q`` is not a prime, or is 2**50 or more.
+
+    Examples
+    --------
+    >>> from fedlib.field import check_modulus
+    >>> check_modulus(2**31 - 1)
+    2147483647
+    >>> check_modulus(2**61 - 1)
+    Traceback (most recent call last):
+        ...
+    ValueError: int64 field arithmetic is exact only for q < 2**50; got q=2305843009213693951 (about 2**61).
     """
     q = check_prime(q)
     if q >= MAX_MODULUS:
@@ -71,6 +81,7 @@ def as_residues(a, q: int) -> np.ndarray:
 
     Examples
     --------
+    >>> from fedlib.field import as_residues
     >>> as_residues([-1, 5], 7).tolist()
     [6, 5]
     """
@@ -107,6 +118,7 @@ def mulmod(a, b, q: int) -> np.ndarray:
 
     Examples
     --------
+    >>> from fedlib.field import mulmod
     >>> q = 2**50 - 27
     >>> int(mulmod(q - 1, q - 1, q)[()])  # (-1)·(-1)
     1
@@ -360,6 +372,7 @@ def matmul_mod(A, B, q: int) -> np.ndarray:
 
     Examples
     --------
+    >>> from fedlib.field import matmul_mod
     >>> q = 2**50 - 27
     >>> int(matmul_mod([[q - 1]], [[q - 1]], q)[0, 0])  # (-1)·(-1)
     1
@@ -408,6 +421,7 @@ def sum_mod(a, q: int, *, axis: int = -1) -> np.ndarray:
 
     Examples
     --------
+    >>> from fedlib.field import sum_mod
     >>> q = 2**50 - 27
     >>> int(sum_mod([q - 1, q - 1, 3], q))
     1
@@ -437,6 +451,7 @@ def signed(v, q: int) -> np.ndarray:
 
     Examples
     --------
+    >>> from fedlib.field import signed
     >>> signed([98, 2], 101).tolist()
     [-3, 2]
     """
@@ -488,6 +503,7 @@ class LimbMatrix:
 
     Examples
     --------
+    >>> from fedlib.field import LimbMatrix
     >>> q = 2**50 - 27
     >>> X = LimbMatrix([[1, q - 1], [2, 3]], q)
     >>> X.left_mul([[1, 1]]).tolist(), X.left_mul_transposed([[1, 1]]).tolist()

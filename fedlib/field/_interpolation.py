@@ -39,6 +39,7 @@ def barycentric_weights(nodes: Sequence[int], p: int) -> list[int]:
 
     Examples
     --------
+    >>> from fedlib.field import barycentric_weights
     >>> barycentric_weights([1, 2, 3], 7)  # 1/((1-2)(1-3)), 1/((2-1)(2-3)), 1/((3-1)(3-2))
     [4, 6, 4]
     """
@@ -80,6 +81,7 @@ def lagrange_basis(nodes: Sequence[int], targets: Sequence[int], p: int) -> list
     --------
     The line through (1, 3) and (2, 5) is 2x + 1, worth 7 at 3:
 
+    >>> from fedlib.field import lagrange_basis
     >>> (row,) = lagrange_basis([1, 2], [3], 101)
     >>> (row[0] * 3 + row[1] * 5) % 101
     7

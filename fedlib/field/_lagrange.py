@@ -59,6 +59,7 @@ def determinant_mod(matrix: list[list[int]], q: int) -> int:
 
     Examples
     --------
+    >>> from fedlib.field import determinant_mod
     >>> determinant_mod([[1, 2], [3, 4]], 7)  # -2 mod 7
     5
     """
@@ -152,6 +153,18 @@ class CorrectedDecoding:
         polynomial (in at least one coordinate); empty if all agree.
     max_errors : int
         ``e``, the most corrupted responses the decoding could correct.
+
+    Examples
+    --------
+    Five shares of a secret, one of them altered on its way back: the secret is decoded and client 2 named.
+
+    >>> from fedlib.field import LagrangeCode
+    >>> code = LagrangeCode(n_clients=5, n_segments=1, n_masks=1, prime=2**61 - 1)
+    >>> responses = code.encode([[[42]]], random_state=0)
+    >>> responses[2] = (responses[2] + 7) % code.prime
+    >>> decoded = code.decode_correcting(responses, range(5), 1)
+    >>> decoded.values.ravel().tolist(), decoded.corrupted, decoded.max_errors
+    ([42], [2], 1)
     """
 
     values: np.ndarray
@@ -209,6 +222,7 @@ class LagrangeCode:
     Shamir sharing is the one-segment case: any ``t + 1`` shares give the
     secret back, here from clients 4, 1 and 3 of five.
 
+    >>> from fedlib.field import LagrangeCode
     >>> code = LagrangeCode(n_clients=5, n_segments=1, n_masks=2, prime=2**127 - 1)
     >>> shares = code.encode([[[42]]], random_state=0)  # one secret of one segment of width 1
     >>> int(code.decode(shares[[3, 0, 2]], [3, 0, 2], 1)[0, 0, 0])
@@ -264,6 +278,7 @@ class LagrangeCode:
 
         Examples
         --------
+        >>> from fedlib.field import LagrangeCode
         >>> LagrangeCode(n_clients=10, n_segments=1, n_masks=4, prime=101).recovery_threshold(2)
         9
         """
@@ -508,6 +523,7 @@ class LagrangeCode:
         --------
         Six Shamir shares of 42 (``R = 2``) survive two wrong ones, client 0's among them:
 
+        >>> from fedlib.field import LagrangeCode
         >>> code = LagrangeCode(n_clients=6, n_segments=1, n_masks=1, prime=101)
         >>> shares = code.encode([[[42]]], random_state=0)
         >>> shares[[0, 4]] = (shares[[0, 4]] + 1) % 101

@@ -112,6 +112,7 @@ def poly_mul(a: Poly, b: Poly, p: int) -> Poly:
 
     Examples
     --------
+    >>> from fedlib.field import poly_mul
     >>> poly_mul([1, 1], [6, 1], 7)  # (1 + x)(6 + x) = 6 + 7x + x² = 6 + x² mod 7
     [6, 0, 1]
     """
@@ -151,6 +152,7 @@ def poly_divmod(a: Poly, b: Poly, p: int) -> tuple[Poly, Poly]:
 
     Examples
     --------
+    >>> from fedlib.field import poly_divmod
     >>> poly_divmod([6, 0, 1], [1, 1], 7)  # x² + 6 = (x + 1)(x + 6)
     ([6, 1], [])
     """
@@ -203,6 +205,7 @@ def poly_gcd(a: Poly, b: Poly, p: int) -> Poly:
 
     Examples
     --------
+    >>> from fedlib.field import poly_gcd
     >>> poly_gcd([6, 0, 1], [1, 1], 7)
     [1, 1]
     """
@@ -233,6 +236,7 @@ def poly_powmod(base: Poly, exponent: int, modulus: Poly, p: int) -> Poly:
 
     Examples
     --------
+    >>> from fedlib.field import poly_powmod
     >>> poly_powmod([0, 1], 7, [6, 0, 1], 7)  # x^7 mod (x² − 1) = x
     [0, 1]
     """
@@ -266,6 +270,7 @@ def poly_eval(a: Poly, x: int, p: int) -> int:
 
     Examples
     --------
+    >>> from fedlib.field import poly_eval
     >>> poly_eval([6, 0, 1], 3, 7)  # 6 + 9
     1
     """
@@ -292,6 +297,7 @@ def poly_from_roots(roots, p: int) -> Poly:
 
     Examples
     --------
+    >>> from fedlib.field import poly_from_roots
     >>> poly_from_roots([1, 6], 7)  # (x − 1)(x − 6) = x² − 7x + 6
     [6, 0, 1]
     """
@@ -341,6 +347,7 @@ def berlekamp_massey(sequence, p: int, *, backend: str = "python") -> Poly:
 
     Examples
     --------
+    >>> from fedlib.field import berlekamp_massey
     >>> berlekamp_massey([2, 2 * 3 % 7, 2 * 9 % 7], 7)  # s_i = 2·3^i: Λ(x) = 1 − 3x
     [1, 4]
     """
@@ -418,6 +425,7 @@ def poly_roots(h: Poly, p: int, *, backend: str = "auto", random_state: SeedLike
 
     Examples
     --------
+    >>> from fedlib.field import poly_roots
     >>> poly_roots([6, 0, 1], 7) == poly_roots([6, 0, 1], 7, backend="python")
     True
     >>> poly_roots([6, 0, 1], 7, backend="python")
@@ -590,6 +598,15 @@ def splitting_seconds(degree: int, p: int, *, random_state: SeedLike = None) -> 
     ------
     ImportError
         When python-flint is not installed.
+
+    Examples
+    --------
+    A timing, so the value differs from run to run (and is 0.0 when the polynomial is too small to time):
+
+    >>> from fedlib.field import splitting_seconds
+    >>> seconds = splitting_seconds(1000, 2**61 - 1, random_state=0)
+    >>> isinstance(seconds, float) and seconds >= 0.0
+    True
     """
     _use_flint("flint")
     ctx = _flint_ctx(p)
@@ -715,6 +732,7 @@ def power_sums(points, weights, n_terms: int, p: int, *, backend: str = "auto") 
 
     Examples
     --------
+    >>> from fedlib.field import power_sums
     >>> power_sums([3, 5], [4, 2], 4, 13)  # 4·3^i + 2·5^i mod 13
     [6, 9, 8, 7]
     """
@@ -789,6 +807,7 @@ def solve_transposed_vandermonde(nodes, rhs, p: int, *, backend: str = "auto") -
 
     Examples
     --------
+    >>> from fedlib.field import solve_transposed_vandermonde
     >>> solve_transposed_vandermonde([2, 3], [5, 13], 101)  # 2·2^i + 3·3^i for i = 0, 1
     [2, 3]
     """
@@ -890,6 +909,7 @@ def decode_power_sums(
     --------
     Two bins, 3 and 5, with counts 4 and 2, from ``2T = 4`` power sums over GF(13):
 
+    >>> from fedlib.field import decode_power_sums
     >>> S = [(4 * 3**i + 2 * 5**i) % 13 for i in range(4)]
     >>> decode_power_sums(S, 13, backend="python")
     {3: 4, 5: 2}

@@ -118,6 +118,7 @@ def next_prime(n: int) -> int:
 
     Examples
     --------
+    >>> from fedlib.field import next_prime
     >>> next_prime(10), next_prime(2**50 - 28)
     (11, 1125899906842597)
     >>> next_prime(2**64) - 2**64
@@ -156,6 +157,7 @@ def is_prime(n: int) -> bool:
 
     Examples
     --------
+    >>> from fedlib.field import is_prime
     >>> is_prime(2**127 - 1), is_prime(2**50)
     (True, False)
     """
@@ -181,6 +183,16 @@ def check_prime(p: int) -> int:
         If ``p`` is not an integer (or is a bool).
     ValueError
         If ``p`` is not a prime.
+
+    Examples
+    --------
+    >>> from fedlib.field import check_prime
+    >>> check_prime(2**61 - 1) == 2**61 - 1
+    True
+    >>> check_prime(2**61 + 1)
+    Traceback (most recent call last):
+        ...
+    ValueError: prime=2305843009213693953 is not a prime.
     """
     if not isinstance(p, (int, np.integer)) or isinstance(p, bool):
         raise TypeError(f"prime must be an int, not {type(p).__name__}.")
@@ -218,6 +230,7 @@ def random_field_elements(p: int, size: int, *, random_state: SeedLike | str = N
 
     Examples
     --------
+    >>> from fedlib.field import random_field_elements
     >>> values = random_field_elements(2**255 - 19, 3, random_state=0)
     >>> len(values), all(0 <= v < 2**255 - 19 for v in values)
     (3, True)
@@ -287,6 +300,7 @@ def secret_residues(p: int, size: int) -> np.ndarray:
 
     Examples
     --------
+    >>> from fedlib.field import secret_residues
     >>> values = secret_residues(101, 1000)
     >>> values.shape, bool(values.min() >= 0 and values.max() < 101)
     ((1000,), True)

@@ -59,6 +59,7 @@ def to_fixed_point(X, scale: float) -> NDArrayInt:
 
     Examples
     --------
+    >>> from fedlib.field import to_fixed_point
     >>> to_fixed_point([[0.25, -0.25]], 10.0).tolist()
     [[2, -3]]
     """
@@ -99,6 +100,7 @@ def collapsed_features(X, scale: float) -> NDArrayInt:
 
     Examples
     --------
+    >>> from fedlib.field import collapsed_features
     >>> collapsed_features([[0.0, 0.0, 5.0], [0.05, 3.0, 5.0]], 10.0).tolist()
     [0]
     """
@@ -131,6 +133,7 @@ def to_field(X_int, q: int) -> NDArrayInt:
 
     Examples
     --------
+    >>> from fedlib.field import to_field
     >>> to_field([2, -3], 101).tolist()
     [2, 98]
     """
@@ -173,6 +176,7 @@ def check_decoded(values, q: int) -> NDArrayInt:
 
     Examples
     --------
+    >>> from fedlib.field import check_decoded
     >>> check_decoded([5, 7], 101).tolist()
     [5, 7]
     """

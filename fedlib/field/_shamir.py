@@ -58,6 +58,7 @@ class Shamir:
 
     Examples
     --------
+    >>> from fedlib.field import Shamir
     >>> shamir = Shamir(n_shares=5, threshold=3, prime=2**127 - 1)
     >>> shares = shamir.share([42, 7], random_state=0)  # two secrets, five holders
     >>> shamir.reconstruct(shares[[4, 0, 2]], holders=[4, 0, 2])

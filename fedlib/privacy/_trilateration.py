@@ -117,6 +117,7 @@ def reconstruct_from_anchor_distances(sq_distances, anchors, n_dims: int) -> NDA
 
     Examples
     --------
+    >>> from fedlib.privacy import align, reconstruct_from_anchor_distances
     >>> import numpy as np
     >>> rng = np.random.default_rng(0)
     >>> X = rng.normal(size=(50, 3))
@@ -228,6 +229,7 @@ def align(reference, estimate) -> tuple[NDArrayFloat, float]:
 
     Examples
     --------
+    >>> from fedlib.privacy import align
     >>> import numpy as np
     >>> X = np.array([[0.0, 0.0], [1.0, 0.0], [0.0, 2.0]])
     >>> moved = X @ np.array([[0.0, 1.0], [1.0, 0.0]]) + 5.0  # a reflection, then a shift
