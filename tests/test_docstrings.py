@@ -35,6 +35,7 @@ PACKAGES = (
     "fedlib.utils",
     "fedlib.audit",
     "fedlib.flower",
+    "fedlib.plot",
 )
 
 #: numpydoc error codes that mean a missing or broken section.

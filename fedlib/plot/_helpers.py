@@ -50,6 +50,34 @@ def ours_beside_paper(
     -------
     Axes
         ``ax``.
+
+    Examples
+    --------
+    >>> import matplotlib
+    >>> matplotlib.use("Agg")
+    >>> import matplotlib.pyplot as plt
+    >>> import numpy as np
+    >>> import pandas as pd
+    >>> from fedlib.plot import ours_beside_paper
+    >>> rng = np.random.default_rng(0)
+    >>> table = pd.DataFrame(
+    ...     {
+    ...         "dataset": ["MNIST", "MNIST", "CIFAR-10", "CIFAR-10"],
+    ...         "method": ["KNOT", "FedBuff", "KNOT", "FedBuff"],
+    ...         "mean": rng.uniform(0.5, 0.9, size=4),
+    ...         "std": rng.uniform(0.01, 0.03, size=4),
+    ...         "paper mean": [0.92, 0.87, 0.64, np.nan],  # NaN: the paper has no value, no mark
+    ...     }
+    ... )
+    >>> fig, ax = plt.subplots()
+    >>> ax = ours_beside_paper(ax, table, category="dataset")
+    >>> len(ax.patches)  # one bar per (dataset, method)
+    4
+    >>> [label.get_text() for label in ax.get_xticklabels()]
+    ['MNIST', 'CIFAR-10']
+    >>> sorted(ax.get_legend_handles_labels()[1])  # each method's bars, and the paper's marks
+    ['FedBuff (ours)', 'KNOT (ours)', 'paper']
+    >>> plt.close(fig)
     """
     frame = table.reset_index()
     categories = list(dict.fromkeys(frame[category]))
@@ -100,6 +128,25 @@ def cluster_size_bars(
     -------
     Axes
         ``ax``.
+
+    Examples
+    --------
+    >>> import matplotlib
+    >>> matplotlib.use("Agg")
+    >>> import matplotlib.pyplot as plt
+    >>> import numpy as np
+    >>> from fedlib.plot import cluster_size_bars
+    >>> rng = np.random.default_rng(0)
+    >>> sizes = np.bincount(rng.integers(0, 4, size=100))  # four clusters of 100 points
+    >>> fig, ax = plt.subplots()
+    >>> ax = cluster_size_bars(ax, sizes, published=[25, 35, 20, 20])
+    >>> [int(bar.get_height()) for bar in ax.patches] == sorted(sizes, reverse=True)  # largest first
+    True
+    >>> ax.get_lines()[0].get_ydata().tolist()  # the published sizes, largest first too
+    [35.0, 25.0, 20.0, 20.0]
+    >>> ax.get_xlabel(), ax.get_ylabel()
+    ('cluster, largest first', 'points')
+    >>> plt.close(fig)
     """
     sizes = np.sort(np.asarray(sizes, dtype=float))[::-1]
     ranks = np.arange(1, sizes.size + 1)
@@ -116,7 +163,47 @@ def cluster_size_bars(
 def projection_scatter(
     ax: Axes, X2, labels, *, max_points: int = 3000, random_state: SeedLike = None, s: float = 4.0
 ) -> Axes:
-    """Scatter of a 2-D projection coloured by label, subsampled to ``max_points``."""
+    """Scatter of a 2-D projection coloured by label, subsampled to ``max_points``.
+
+    Parameters
+    ----------
+    ax : matplotlib Axes
+        Where to draw.
+    X2 : array-like of shape (n_samples, 2)
+        The projected points (e.g. their first two principal components).
+    labels : array-like of shape (n_samples,)
+        A label per point; the sorted distinct labels take the colours of :data:`PALETTE` in order.
+    max_points : int, default=3000
+        Draw at most this many points, drawn at random without replacement.
+    random_state : int, numpy.random.Generator or None, default=None
+        Draws the subsample (and the order in which the points are drawn).
+    s : float, default=4.0
+        Marker size, in points squared.
+
+    Returns
+    -------
+    Axes
+        ``ax``.
+
+    Examples
+    --------
+    >>> import matplotlib
+    >>> matplotlib.use("Agg")
+    >>> import matplotlib.pyplot as plt
+    >>> import numpy as np
+    >>> from fedlib.plot import projection_scatter
+    >>> rng = np.random.default_rng(0)
+    >>> X2 = rng.normal(size=(500, 2))
+    >>> labels = rng.integers(0, 3, size=500)
+    >>> fig, ax = plt.subplots()
+    >>> ax = projection_scatter(ax, X2, labels, max_points=200, random_state=0)
+    >>> points = ax.collections[0]
+    >>> len(points.get_offsets()), len({tuple(colour) for colour in points.get_facecolors()})  # 200 points, 3 labels
+    (200, 3)
+    >>> ax.get_xlabel(), ax.get_ylabel()
+    ('PC 1', 'PC 2')
+    >>> plt.close(fig)
+    """
     X2 = np.asarray(X2)
     labels = np.asarray(labels)
     idx = check_random_state(random_state).permutation(X2.shape[0])[:max_points]
@@ -129,7 +216,44 @@ def projection_scatter(
 
 
 def client_heatmap(ax: Axes, counts, *, title: str | None = None) -> Axes:
-    """Heatmap of a (n_clients, n_clusters) count matrix: who holds which cluster."""
+    """Heatmap of a (n_clients, n_clusters) count matrix: who holds which cluster.
+
+    Clients run along the x-axis and clusters down the y-axis; a colour bar of the counts is added to the
+    figure of ``ax``.
+
+    Parameters
+    ----------
+    ax : matplotlib Axes
+        Where to draw.
+    counts : array-like of shape (n_clients, n_clusters)
+        The number of points of each cluster that each client holds.
+    title : str, optional
+        Axes title.
+
+    Returns
+    -------
+    Axes
+        ``ax``.
+
+    Examples
+    --------
+    >>> import matplotlib
+    >>> matplotlib.use("Agg")
+    >>> import matplotlib.pyplot as plt
+    >>> import numpy as np
+    >>> from fedlib.plot import client_heatmap
+    >>> rng = np.random.default_rng(0)
+    >>> counts = rng.integers(0, 10, size=(5, 3))  # 5 clients, 3 clusters
+    >>> fig, ax = plt.subplots()
+    >>> ax = client_heatmap(ax, counts, title="who holds what")
+    >>> ax.images[0].get_array().shape  # clusters down, clients across
+    (3, 5)
+    >>> ax.get_title(), ax.get_xlabel(), ax.get_ylabel()
+    ('who holds what', 'client', 'cluster')
+    >>> len(fig.axes)  # the heatmap and its colour bar
+    2
+    >>> plt.close(fig)
+    """
     counts = np.asarray(counts)
     im = ax.imshow(counts.T, aspect="auto", interpolation="nearest", cmap="viridis")
     ax.set_xlabel("client")
@@ -179,6 +303,23 @@ def masking_graph(
     -------
     matplotlib Axes
         ``ax``.
+
+    Examples
+    --------
+    >>> import matplotlib
+    >>> matplotlib.use("Agg")
+    >>> import matplotlib.pyplot as plt
+    >>> from fedlib.plot import masking_graph
+    >>> from fedlib.secagg import harary_graph
+    >>> graph = harary_graph(6, 2, shuffle=False)  # a ring of 6 clients
+    >>> fig, ax = plt.subplots()
+    >>> ax = masking_graph(ax, graph, roles={1: "dropped"}, title="H(6, 2)")
+    >>> edges = ax.get_lines()
+    >>> len(edges), sum(edge.get_linestyle() == "--" for edge in edges)  # u2's two edges are dashed
+    (6, 2)
+    >>> [text.get_text() for text in ax.get_legend().get_texts()], ax.get_title()
+    (['honest', 'dropped'], 'H(6, 2)')
+    >>> plt.close(fig)
     """
     roles = roles or {}
     n = len(graph.neighbors)

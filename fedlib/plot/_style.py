@@ -54,6 +54,18 @@ def method_color(name: str) -> str:
     KeyError
         If the method has no colour; the message lists those that have one. Figures that also show
         methods without a colour (variants of a method) use :func:`method_palette`.
+
+    Examples
+    --------
+    >>> from fedlib.plot import PALETTE, method_color
+    >>> method_color("KNOT"), method_color("FedBuff")
+    ('#0173b2', '#de8f05')
+    >>> method_color("MUFC") == method_color("KNOT") == PALETTE[0]  # each part's own method is blue
+    True
+    >>> method_color("KNOT, no rollback")
+    Traceback (most recent call last):
+        ...
+    KeyError: "method 'KNOT, no rollback' has no colour in fedlib.plot.METHOD_COLORS; known: Centralized Lloyd, ..."
     """
     try:
         return METHOD_COLORS[name]
@@ -78,6 +90,15 @@ def method_palette(names: Iterable[str]) -> dict[str, str]:
     -------
     dict of str to str
         Method name to hex colour, in the order of first appearance; usable as seaborn's ``palette=``.
+
+    Examples
+    --------
+    >>> from fedlib.plot import method_color, method_palette
+    >>> palette = method_palette(["KNOT", "KNOT, no rollback", "FedBuff", "KNOT"])
+    >>> list(palette)
+    ['KNOT', 'KNOT, no rollback', 'FedBuff']
+    >>> palette["KNOT"] == method_color("KNOT"), palette["KNOT, no rollback"]  # a spare colour: brown
+    (True, '#ca9161')
     """
     names = list(dict.fromkeys(names))
     colours = {name: METHOD_COLORS[name] for name in names if name in METHOD_COLORS}
@@ -90,7 +111,29 @@ def method_palette(names: Iterable[str]) -> dict[str, str]:
 
 
 def use_style(*, context: str = "notebook") -> None:
-    """Apply the book's style to matplotlib (call once at the top of a chapter)."""
+    """Apply the book's style to matplotlib (call once at the top of a chapter).
+
+    Seaborn's ``"whitegrid"`` theme with :data:`PALETTE` as the colour cycle, and the book's figure size,
+    resolution, titles, spines, legends and colour map; it changes :data:`matplotlib.rcParams` for the
+    whole session.
+
+    Parameters
+    ----------
+    context : {"notebook", "paper", "talk", "poster"}, default="notebook"
+        Seaborn's plotting context: the scale of fonts, lines and markers.
+
+    Examples
+    --------
+    >>> import matplotlib
+    >>> from fedlib.plot import PALETTE, use_style
+    >>> with matplotlib.rc_context():  # puts matplotlib's settings back afterwards
+    ...     use_style(context="paper")
+    ...     rc = dict(matplotlib.rcParams)
+    >>> rc["figure.dpi"], rc["axes.titleweight"], rc["axes.spines.top"], rc["image.cmap"]
+    (110.0, 'bold', False, 'viridis')
+    >>> matplotlib.colors.to_hex(rc["axes.prop_cycle"].by_key()["color"][0]) == PALETTE[0]
+    True
+    """
     sns.set_theme(context=context, style="whitegrid", palette=PALETTE)
     mpl.rcParams.update(
         {

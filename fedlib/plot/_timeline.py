@@ -34,6 +34,36 @@ def async_timeline(ax: Axes, trainings, aggregations, *, erase_time: float | Non
     -------
     Axes
         ``ax``.
+
+    Examples
+    --------
+    >>> import matplotlib
+    >>> matplotlib.use("Agg")
+    >>> import matplotlib.pyplot as plt
+    >>> import numpy as np
+    >>> import pandas as pd
+    >>> from fedlib.plot import async_timeline
+    >>> rng = np.random.default_rng(0)
+    >>> start = np.array([0.0, 0.0, 1.0, 2.0])
+    >>> trainings = pd.DataFrame(
+    ...     {
+    ...         "client": [0, 1, 2, 0],
+    ...         "cluster": [0, 1, 0, 0],
+    ...         "start": start,
+    ...         "finish": start + rng.uniform(1.0, 2.0, size=4),
+    ...         "fate": ["aggregated", "aggregated", "discarded", "aggregated"],
+    ...     }
+    ... )
+    >>> aggregations = pd.DataFrame({"time": [1.5, 1.8, 3.2], "cluster": [0, 1, 0], "replaced": [False, True, False]})
+    >>> fig, ax = plt.subplots()
+    >>> ax = async_timeline(ax, trainings, aggregations, erase_time=2.5, erased=[1])
+    >>> len(ax.patches)  # one bar per training
+    4
+    >>> [label.get_text() for label in ax.get_yticklabels()]
+    ['client 0', 'client 1 (erased)', 'client 2', 'cluster 0 aggregates', 'cluster 1 aggregates']
+    >>> ax.get_lines()[0].get_xdata()[0], ax.get_xlabel()  # the erasure's line
+    (2.5, 'simulated time (s)')
+    >>> plt.close(fig)
     """
     clients = sorted(set(trainings["client"]))
     rows = {k: i for i, k in enumerate(clients)}
@@ -103,6 +133,29 @@ def score_curves(ax: Axes, runs, *, target: float | None = None, band: bool = Tr
     -------
     Axes
         ``ax``.
+
+    Examples
+    --------
+    >>> import matplotlib
+    >>> matplotlib.use("Agg")
+    >>> import matplotlib.pyplot as plt
+    >>> import numpy as np
+    >>> from types import SimpleNamespace
+    >>> from fedlib.plot import method_color, score_curves
+    >>> rng = np.random.default_rng(0)
+    >>> def run(method, n_clusters):
+    ...     scores = np.maximum.accumulate(rng.uniform(0.3, 0.9, size=(10, n_clusters)), axis=0)
+    ...     curve = SimpleNamespace(times=np.arange(10.0), best=scores.max(axis=1), scores=scores)
+    ...     return SimpleNamespace(method=method, erase_time=4.0, curve=curve)
+    >>> fig, ax = plt.subplots()
+    >>> ax = score_curves(ax, [run("KNOT", 3), run("FedAvg", 1)], target=0.8)
+    >>> len(ax.get_lines())  # two curves, the erasure and the target
+    4
+    >>> [(line.get_label(), line.get_color() == method_color(line.get_label())) for line in ax.get_lines()[:2]]
+    [('KNOT', True), ('FedAvg', True)]
+    >>> len(ax.collections)  # the band of KNOT's three cluster models; FedAvg has one
+    1
+    >>> plt.close(fig)
     """
     runs = list(runs)
     colours = method_palette(run.method for run in runs) if colors is None else dict(colors)
