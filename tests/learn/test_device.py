@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import hashlib
 import pickle
+import platform
 
 import numpy as np
 import pytest
@@ -334,9 +335,11 @@ def test_cpu_and_auto_give_the_bits_of_the_default(data, name):
 
 
 #: Fingerprints of runs of the code before ``device`` existed (sha256 prefix of the float32/float64 bytes, sum, sum
-#: of absolute values), recorded with torch 2.13.0+cpu, numpy 2.4.6, torch's AVX512 kernels, one thread.
+#: of absolute values), recorded with torch 2.13.0+cpu, numpy 2.4.6, torch's AVX512 kernels, one thread, on an Intel
+#: Xeon. The same torch on an AMD EPYC with AVX512 gives other bits (MKL dispatches by vendor): there only the sums
+#: are checked.
 RECORDED = {
-    "platform": ("2.13.0+cpu", "2.4.6", "AVX512"),
+    "platform": ("2.13.0+cpu", "2.4.6", "AVX512", "GenuineIntel"),
     "train_clients (vmap)": (
         _local,
         ("vmap",),
@@ -401,8 +404,20 @@ RECORDED = {
 }
 
 
-def _platform() -> tuple[str, str, str]:
-    return torch.__version__, np.__version__, torch.backends.cpu.get_cpu_capability()
+def _cpu_vendor() -> str:
+    """``GenuineIntel``, ``AuthenticAMD``, ...: torch's MKL takes other code paths (other roundings) on each."""
+    try:
+        with open("/proc/cpuinfo", encoding="ascii", errors="replace") as cpuinfo:
+            for line in cpuinfo:
+                if line.startswith("vendor_id"):
+                    return line.partition(":")[2].strip()
+    except OSError:
+        pass
+    return platform.processor()
+
+
+def _platform() -> tuple[str, str, str, str]:
+    return torch.__version__, np.__version__, torch.backends.cpu.get_cpu_capability(), _cpu_vendor()
 
 
 @pytest.mark.parametrize("name", [k for k in RECORDED if k != "platform"])
