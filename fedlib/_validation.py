@@ -189,10 +189,32 @@ def check_partition(parts, n_samples: int) -> list[np.ndarray]:
     sizes = [a.size for a in arrays]
     if min(sizes) < 1:
         raise ValueError(f"client {sizes.index(min(sizes))} holds no points; every client needs at least one.")
+    if any(a.size and (a.min() < 0 or a.max() >= n_samples) for a in arrays):
+        raise ValueError(f"parts must partition range(n_samples={n_samples}): an index lies outside it.")
+    check_disjoint_clients(arrays)
     flat = np.concatenate(arrays)
     if flat.size != n_samples or not np.array_equal(np.sort(flat), np.arange(n_samples)):
         raise ValueError(f"parts must partition range(n_samples={n_samples}): every index exactly once.")
     return arrays
+
+
+def check_disjoint_clients(clients: list[np.ndarray]) -> None:
+    """Refuse clients that share a row: every row belongs to one client (which may list it more than once).
+
+    Forgetting a client must remove every trace of its rows; a row also held by another client would stay in
+    training through it, and the report would still say ``exact``. ``clients`` are 1-D arrays of non-negative
+    int64 indices, already checked.
+    """
+    owner_counts = np.bincount(np.concatenate([np.unique(part) for part in clients]))
+    if owner_counts.max(initial=0) <= 1:
+        return
+    shared = np.flatnonzero(owner_counts > 1)
+    owners = [k for k, part in enumerate(clients) if np.isin(part, shared).any()]
+    raise ValueError(
+        f"parts overlap: {shared.size} row(s) (e.g. row {int(shared[0])}) are held by more than one client "
+        f"(clients {owners[:8]}{', ...' if len(owners) > 8 else ''}); each row must belong to one client, "
+        "or forgetting a client would leave its rows in training through the others."
+    )
 
 
 def check_ids(ids, name: str = "ids") -> NDArrayInt:

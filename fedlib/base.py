@@ -264,7 +264,7 @@ class FederatedClusterer(BaseEstimator):
     >>> Means().fit([[0.0], [2.0]], parts=[[0], [0, 1]])
     Traceback (most recent call last):
         ...
-    ValueError: parts must partition range(n_samples=2): every index exactly once.
+    ValueError: parts overlap: 1 row(s) (e.g. row 0) are held by more than one client (clients [0, 1]); ...
     """
 
     #: The fitted attribute whose absence means "not fitted" (set by each subclass).

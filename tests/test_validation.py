@@ -243,7 +243,7 @@ def test_check_partition_against_its_definition(n, data):
         out = check_partition(parts, n)
         assert [a.tolist() for a in out] == parts and all(a.dtype == np.int64 for a in out)
     else:
-        with pytest.raises(ValueError, match=r"holds no points|partition range"):
+        with pytest.raises(ValueError, match=r"holds no points|partition range|parts overlap"):
             check_partition(parts, n)
 
 
@@ -252,8 +252,14 @@ def test_check_partition_messages():
         check_partition([], 3)
     with pytest.raises(ValueError, match="client 1 holds no points"):
         check_partition([[0, 1, 2], []], 3)
-    with pytest.raises(ValueError, match=r"partition range\(n_samples=3\)"):
+    with pytest.raises(ValueError, match=r"parts overlap: 1 row\(s\) \(e.g. row 1\) .*\(clients \[0, 1\]\)"):
         check_partition([[0, 1], [1, 2]], 3)
+    with pytest.raises(ValueError, match=r"partition range\(n_samples=3\): every index exactly once"):
+        check_partition([[0, 1], [2, 2]], 3)  # one client listing a row twice
+    with pytest.raises(ValueError, match=r"partition range\(n_samples=3\): every index exactly once"):
+        check_partition([[0], [2]], 3)  # row 1 held by no client
+    with pytest.raises(ValueError, match=r"partition range\(n_samples=3\): an index lies outside it"):
+        check_partition([[0, 1], [2, 3]], 3)
 
 
 def test_check_option():

@@ -67,19 +67,6 @@ _OUTSIDE, _FRACTION, _PROFILE = 16, 17, 18
 _METRICS = {"accuracy": accuracy, "perplexity": perplexity}
 
 
-def _check_disjoint(clients: list[np.ndarray]) -> None:
-    """Refuse clients whose rows overlap: forgetting one would leave its rows in training through another."""
-    counts = np.bincount(np.concatenate([np.unique(part) for part in clients]))
-    if (counts > 1).any():
-        shared = np.flatnonzero(counts > 1)
-        owners = [k for k, part in enumerate(clients) if np.isin(part, shared).any()]
-        raise ValueError(
-            f"parts overlap: {shared.size} row(s) (e.g. row {int(shared[0])}) are held by more than one client "
-            f"(clients {owners[:8]}{', ...' if len(owners) > 8 else ''}); each row must belong to one client, "
-            "or forgetting a client would leave its rows in training through the others."
-        )
-
-
 def _check_labels(y, n_classes: int, name: str) -> None:
     """Refuse labels outside ``0..n_classes-1`` (torch would fail mid-training, or accuracy would read 0)."""
     if y.numel() and (int(y.min()) < 0 or int(y.max()) >= n_classes):
@@ -484,7 +471,6 @@ class AsyncFederatedTrainer(UnlearningMixin, BaseEstimator):
         """
         device = resolve_device(self.device)
         self._X, self._y, self.clients_ = check_training_data(X, y, parts)
-        _check_disjoint(self.clients_)
         K = len(self.clients_)
         self.n_features_in_ = int(np.prod(self._X.shape[1:], dtype=np.int64))
         self.training_times_ = (

@@ -58,7 +58,7 @@ from torch.func import functional_call, grad, vmap
 from fedlib._random import child_sequence as _child
 from fedlib._random import root_sequence
 from fedlib._typing import SeedLike
-from fedlib._validation import check_option, check_scalar
+from fedlib._validation import check_disjoint_clients, check_option, check_scalar
 from fedlib.learn._device import _as_features, _as_labels, _data_device, _parse_device, cuda_determinism, resolve_device
 from fedlib.learn._params import ParameterLayout
 
@@ -280,7 +280,8 @@ def check_training_data(X, y, parts=None) -> tuple[torch.Tensor, torch.Tensor, l
         For sparse input or labels that are not integers.
     ValueError
         For empty, complex or non-numeric ``X``, NaN or infinity in a row a client holds,
-        negative labels, unknown label types, ``X`` and ``y`` of different lengths, or bad ``parts``.
+        negative labels, unknown label types, ``X`` and ``y`` of different lengths, or bad ``parts``: among
+        them clients that share a row (forgetting a client must remove every trace of its rows).
 
     Examples
     --------
@@ -297,6 +298,10 @@ def check_training_data(X, y, parts=None) -> tuple[torch.Tensor, torch.Tensor, l
     Traceback (most recent call last):
     ...
     ValueError: Input X contains NaN or infinity (row 5, held by a client).
+    >>> check_training_data(np.zeros((6, 2)), y, parts=[[0, 1, 2, 3], [3, 4, 5]])
+    Traceback (most recent call last):
+    ...
+    ValueError: parts overlap: 1 row(s) (e.g. row 3) are held by more than one client (clients [0, 1]); ...
     """
     if isinstance(X, torch.Tensor):
         if X.numel() == 0 or X.ndim < 2:
@@ -308,6 +313,7 @@ def check_training_data(X, y, parts=None) -> tuple[torch.Tensor, torch.Tensor, l
     X_t = _as_features(X)
     n = X_t.shape[0]
     clients = [np.arange(n, dtype=np.int64)] if parts is None else _check_clients(parts, n)
+    check_disjoint_clients(clients)
     held = np.zeros(n, dtype=bool)
     held[np.concatenate(clients)] = True
     flat = X_t.reshape(n, -1)

@@ -75,8 +75,10 @@ def test_predict_needs_fit_and_matching_features():
 
 def test_partition_must_cover_every_point_once():
     X = np.zeros((6, 2))
+    with pytest.raises(ValueError, match="parts overlap"):
+        OneShotFederatedKMeans(2).fit(X, parts=[np.array([0, 1, 2]), np.array([2, 3, 4, 5])])
     with pytest.raises(ValueError, match="partition"):
-        OneShotFederatedKMeans(2).fit(X, parts=[np.array([0, 1, 2]), np.array([2, 3, 4])])
+        OneShotFederatedKMeans(2).fit(X, parts=[np.array([0, 1, 2]), np.array([3, 4])])
     with pytest.raises(ValueError, match="holds no points"):
         OneShotFederatedKMeans(2).fit(X, parts=[np.arange(6), np.array([], dtype=int)])
 

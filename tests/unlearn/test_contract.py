@@ -266,3 +266,29 @@ def test_forgetting_everything_is_refused(case):
     model = case.fit(case.build(0))
     with pytest.raises(UnlearningRequestError):
         model.unlearn(**{kind(model): held(model)})
+
+
+def _overlapping(parts: list) -> list:
+    """The case's parts with client 1 also holding half of client 0's rows (parts ``[[0..9], [5..14], ...]``)."""
+    first = np.asarray(parts[0])
+    return [first, np.concatenate([first[len(first) // 2 :], np.asarray(parts[1])]), *parts[2:]]
+
+
+def test_overlapping_parts_are_refused(case):
+    """A row held by two clients would stay in training through the other after one is forgotten, and the report
+    would still say exact: every method refuses such parts at fit."""
+    if not case.federated:
+        pytest.skip("one client holds every row")
+    overlapping = dataclasses.replace(case, parts=_overlapping(case.parts))
+    with pytest.raises(ValueError, match="parts overlap"):
+        overlapping.fit(case.build(0))
+
+
+def test_the_federated_trainer_refuses_overlapping_parts():
+    from fedlib.learn import FederatedTrainer
+
+    trainer = FederatedTrainer("softmax", rounds=1, local=SYNC_LOCAL, random_state=0)
+    with pytest.raises(ValueError, match=r"parts overlap: 3 row\(s\) \(e.g. row 2\).*clients \[0, 1\]"):
+        trainer.fit(X_TASK, Y_TASK, parts=[np.arange(0, 5), np.arange(2, 10), np.arange(10, 20)])
+    with pytest.raises(ValueError, match="parts overlap"):
+        Retrain(FederatedTrainer("softmax", rounds=1, random_state=0)).fit(X_TASK, Y_TASK, parts=_overlapping(CLIENTS))
